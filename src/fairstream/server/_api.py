@@ -1,0 +1,335 @@
+"""The OpenAI-compatible endpoints: validate a request, queue it, stream its tokens.
+
+Rule 1: every rejection is OpenAI's error shape with the status a client expects
+        (400 bad request, 401 key, 404 model or path, 413 size, 429 queue full).
+Rule 2: sinks run inside the step loop, so they only format bytes and write; they
+        never await.
+"""
+
+from __future__ import annotations
+
+import hmac
+import itertools
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._config import ServerConfig
+from ._driver import Driver
+from ._http import Exchange, Request
+from ._lengths import TokenText, count_prompt_tokens
+from ._types import QueueFull, SeqRequest
+from ._wire import DONE, ChunkFormat, error_json
+
+__all__ = ["OpenAIApp"]
+
+_JSON = [("content-type", "application/json")]
+_SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
+
+
+class _ApiError(Exception):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        type_: str = "invalid_request_error",
+        *,
+        code: str | None = None,
+        param: str | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = error_json(message, type_, code=code, param=param)
+        self.headers = headers or []
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    kind: Literal["chat", "text"]
+    prompt: str
+    prompt_tokens: int
+    max_tokens: int | None
+    stream: bool
+    include_usage: bool
+    ignore_eos: bool
+    seed: int | None
+
+
+class OpenAIApp:
+    """Routes requests to the engine through the driver and formats the answers."""
+
+    def __init__(self, config: ServerConfig, driver: Driver) -> None:
+        self.config = config
+        self.driver = driver
+        self.lengths = config.output_lengths()
+        self.text = TokenText()
+        self.created = int(time.time())
+        self._ids = itertools.count(1)
+        self._tag = secrets.token_hex(4)
+        self.rejected: dict[int, int] = {}
+
+    def __call__(self, req: Request, ex: Exchange) -> None:
+        try:
+            self._route(req, ex)
+        except _ApiError as err:
+            self.rejected[err.status] = self.rejected.get(err.status, 0) + 1
+            ex.respond(err.status, [*_JSON, *err.headers], err.body)
+
+    # -- routing ------------------------------------------------------------------------
+    def _route(self, req: Request, ex: Exchange) -> None:
+        path = req.path.rstrip("/") or "/"
+        if path in ("/health", "/metrics", "/v1/models"):
+            if req.method not in ("GET", "HEAD"):
+                raise _ApiError(405, f"{req.method} not allowed on {path}")
+            if path == "/health":
+                ex.respond(200, _JSON, b'{"status":"ok"}')
+            elif path == "/metrics":
+                ex.respond(200, [("content-type", "text/plain; version=0.0.4")], self._metrics())
+            else:
+                self._check_key(req)
+                ex.respond(200, _JSON, self._models())
+            return
+        kind: Literal["chat", "text"]
+        if path == "/v1/chat/completions":
+            kind = "chat"
+        elif path == "/v1/completions":
+            kind = "text"
+        else:
+            raise _ApiError(404, f"no route for {path}", "not_found_error", code="not_found")
+        if req.method != "POST":
+            raise _ApiError(405, f"{req.method} not allowed on {path}")
+        self._check_key(req)
+        self._generate(kind, _parse(kind, req.body, self.config), ex)
+
+    def _check_key(self, req: Request) -> None:
+        key = self.config.api_key
+        if key is None:
+            return
+        auth = req.headers.get("authorization", "")
+        given = auth[7:] if auth[:7].lower() == "bearer " else ""
+        if not hmac.compare_digest(given.encode(), key.encode()):
+            raise _ApiError(401, "Incorrect API key provided", code="invalid_api_key")
+
+    # -- generation ---------------------------------------------------------------------
+    def _generate(self, kind: Literal["chat", "text"], p: _Parsed, ex: Exchange) -> None:
+        cfg = self.config
+        n = next(self._ids)
+        rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{self._tag}{n:x}"
+        limit = min(p.max_tokens or cfg.max_tokens_cap, cfg.max_tokens_cap)
+        key = f"{p.seed}:{p.prompt}" if p.seed is not None else str(n)
+        out = limit if p.ignore_eos else min(limit, self.lengths.draw(key))
+        reason: Literal["stop", "length"] = "length" if out >= limit else "stop"
+        seq = SeqRequest(rid, p.prompt_tokens, out, reason)
+        fmt = ChunkFormat(kind, rid, self.created, cfg.model)
+        offset = self.text.offset(key)
+        sink: _StreamSink | _WholeSink
+        if p.stream:
+            sink = _StreamSink(ex, fmt, self.text, offset, cfg.tokens_per_chunk, p)
+        else:
+            sink = _WholeSink(ex, kind, rid, self.created, cfg.model, self.text, offset, p)
+        try:
+            self.driver.submit(seq, sink)
+        except QueueFull as exc:
+            raise _ApiError(
+                429, f"server queue is full ({exc})", "rate_limit_error",
+                code="rate_limit_exceeded", headers=[("retry-after", "1")],
+            ) from None
+        except ValueError as exc:
+            raise _ApiError(400, str(exc)) from None
+        ex.on_close = lambda: self.driver.cancel(rid)
+        if p.stream:
+            ex.start(200, _SSE)
+
+    # -- read-only endpoints --------------------------------------------------------------
+    def _models(self) -> bytes:
+        model = {"id": self.config.model, "object": "model", "created": self.created, "owned_by": "fairstream"}
+        return json.dumps({"object": "list", "data": [model]}).encode()
+
+    def _metrics(self) -> bytes:
+        s = self.driver.engine.stats
+        d = self.driver
+        rows = [
+            ("requests_running", "gauge", s.running),
+            ("requests_waiting", "gauge", s.waiting),
+            ("steps_total", "counter", s.steps),
+            ("generation_tokens_total", "counter", s.generated_tokens),
+            ("prompt_tokens_total", "counter", s.prefill_tokens),
+            ("preemptions_total", "counter", s.preemptions),
+            ("requests_finished_total", "counter", s.finished),
+            ("requests_aborted_total", "counter", s.aborted),
+            ("step_lateness_seconds_sum", "counter", round(d.step_late_sum, 6)),
+            ("step_lateness_seconds_max", "gauge", round(d.step_late_max, 6)),
+            ("requests_rejected_total", "counter", sum(self.rejected.values())),
+        ]
+        lines = []
+        for name, typ, value in rows:
+            lines.append(f"# TYPE fairstream_server_{name} {typ}")
+            lines.append(f"fairstream_server_{name} {value}")
+        return ("\n".join(lines) + "\n").encode()
+
+
+class _StreamSink:
+    """Writes SSE chunks as tokens come; coalesces ``tokens_per_chunk`` tokens a chunk."""
+
+    __slots__ = ("_done", "ex", "fmt", "offset", "p", "pending", "sent", "text", "tpc")
+
+    def __init__(
+        self, ex: Exchange, fmt: ChunkFormat, text: TokenText, offset: int,
+        tpc: int, p: _Parsed,
+    ) -> None:
+        self.ex, self.fmt, self.text, self.offset, self.tpc, self.p = ex, fmt, text, offset, tpc, p
+        self.pending = 0
+        self.sent = 0
+        self._done = False
+
+    def on_tokens(self, n: int, total: int) -> None:
+        first = self.sent == 0 and self.pending == 0
+        self.pending += n
+        if self.pending >= self.tpc:
+            self.ex.write((self.fmt.role() if first else b"") + self._flush())
+        elif first:
+            self.ex.write(self.fmt.role())
+
+    def _flush(self) -> bytes:
+        k, self.pending = self.pending, 0
+        start, self.sent = self.sent, self.sent + k
+        if k == 1:
+            return self.fmt.content(self.text.json_word(self.offset, start))
+        words = "".join(self.text.word(self.offset, start + i) for i in range(k))
+        return self.fmt.content(json.dumps(words).encode())
+
+    def on_finish(self, reason: str, completion_tokens: int) -> None:
+        out = self._flush() if self.pending else b""
+        out += self.fmt.finish(reason)
+        if self.p.include_usage:
+            out += self.fmt.usage(self.p.prompt_tokens, completion_tokens)
+        self.ex.write(out + DONE)
+        self.ex.end()
+
+
+class _WholeSink:
+    """Collects a non-streamed answer and sends it in one response."""
+
+    __slots__ = ("created", "ex", "kind", "model", "offset", "p", "rid", "text")
+
+    def __init__(
+        self, ex: Exchange, kind: str, rid: str, created: int, model: str,
+        text: TokenText, offset: int, p: _Parsed,
+    ) -> None:
+        self.ex, self.kind, self.rid, self.created, self.model = ex, kind, rid, created, model
+        self.text, self.offset, self.p = text, offset, p
+
+    def on_tokens(self, n: int, total: int) -> None:
+        pass
+
+    def on_finish(self, reason: str, completion_tokens: int) -> None:
+        content = "".join(self.text.word(self.offset, i) for i in range(completion_tokens))
+        usage = {
+            "prompt_tokens": self.p.prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": self.p.prompt_tokens + completion_tokens,
+        }
+        choice: dict[str, Any]
+        if self.kind == "chat":
+            choice = {"index": 0, "message": {"role": "assistant", "content": content},
+                      "logprobs": None, "finish_reason": reason}
+            obj = "chat.completion"
+        else:
+            choice = {"index": 0, "text": content, "logprobs": None, "finish_reason": reason}
+            obj = "text_completion"
+        body = {"id": self.rid, "object": obj, "created": self.created, "model": self.model,
+                "choices": [choice], "usage": usage}
+        self.ex.respond(200, _JSON, json.dumps(body).encode())
+
+
+def _parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> _Parsed:
+    """Validate a request body the way OpenAI and vLLM do; raise ``_ApiError`` otherwise."""
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise _ApiError(400, f"request body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise _ApiError(400, "request body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise _ApiError(400, "'model' is required", param="model")
+    if model != cfg.model:
+        raise _ApiError(
+            404, f"The model `{model}` does not exist.", "not_found_error",
+            code="model_not_found", param="model",
+        )
+    if kind == "chat":
+        prompt, extra = _chat_prompt(body.get("messages"))
+    else:
+        prompt, extra = _text_prompt(body.get("prompt"))
+    prompt_tokens = count_prompt_tokens(prompt, extra)
+    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+    if max_tokens is not None:
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
+            raise _ApiError(400, "'max_tokens' must be an integer", param="max_tokens")
+        if max_tokens <= 0:
+            raise _ApiError(400, "'max_tokens' must be at least 1", param="max_tokens")
+        if max_tokens > cfg.max_tokens_cap:
+            raise _ApiError(
+                400, f"'max_tokens' is {max_tokens}; this server allows at most {cfg.max_tokens_cap}",
+                param="max_tokens",
+            )
+    if prompt_tokens + (max_tokens or 1) > cfg.max_model_len:
+        raise _ApiError(
+            400, f"prompt ({prompt_tokens} tokens) plus max_tokens exceeds the context "
+            f"length {cfg.max_model_len}", param="messages",
+        )
+    if body.get("n", 1) != 1:
+        raise _ApiError(400, "only n=1 is supported", param="n")
+    stream = _flag(body, "stream")
+    opts = body.get("stream_options")
+    if opts is not None and not isinstance(opts, dict):
+        raise _ApiError(400, "'stream_options' must be an object", param="stream_options")
+    include_usage = bool(opts and opts.get("include_usage"))
+    seed = body.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise _ApiError(400, "'seed' must be an integer", param="seed")
+    return _Parsed(kind, prompt, prompt_tokens, max_tokens, stream, include_usage,
+                   _flag(body, "ignore_eos"), seed)
+
+
+def _flag(body: dict[str, Any], name: str) -> bool:
+    value = body.get(name, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise _ApiError(400, f"'{name}' must be a boolean", param=name)
+    return value
+
+
+def _chat_prompt(messages: Any) -> tuple[str, int]:
+    if not isinstance(messages, list) or not messages:
+        raise _ApiError(400, "'messages' must be a non-empty list", param="messages")
+    parts: list[str] = []
+    extra = 0
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise _ApiError(400, f"messages[{i}] must be an object with a 'role'", param="messages")
+        content = m.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            for part in content:
+                if isinstance(part, dict) and part.get("type") == "text":
+                    parts.append(str(part.get("text", "")))
+                else:
+                    extra += 1
+        elif content is not None:
+            raise _ApiError(400, f"messages[{i}].content must be a string or a list", param="messages")
+    return "\n".join(parts), extra
+
+
+def _text_prompt(prompt: Any) -> tuple[str, int]:
+    if isinstance(prompt, str):
+        return prompt, 0
+    if isinstance(prompt, list) and all(isinstance(x, str) for x in prompt) and len(prompt) == 1:
+        return prompt[0], 0
+    raise _ApiError(400, "'prompt' must be a string", param="prompt")

@@ -1,0 +1,127 @@
+"""Real-time driver: runs the engine's step loop on the event loop's clock.
+
+Rule 1: the loop never blocks; it sleeps until the engine's next wake-up (or an
+        arrival), then hands each event to the request's sink synchronously.
+Rule 2: a step that starts late starts *when it starts*: lateness shows up as a
+        longer step period, exactly what the capacity benchmark measures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from typing import Protocol
+
+from ._types import Engine, Finished, SeqRequest, StepStarted, Tokens
+
+__all__ = ["Driver", "Sink"]
+
+log = logging.getLogger("fairstream.server")
+
+
+class Sink(Protocol):
+    """Where one request's events go (an SSE writer or a response collector)."""
+
+    def on_tokens(self, n: int, total: int) -> None: ...
+
+    def on_finish(self, reason: str, completion_tokens: int) -> None: ...
+
+
+class Driver:
+    """Steps ``engine`` in real time; model seconds are ``time_scale`` real seconds."""
+
+    def __init__(self, engine: Engine, time_scale: float) -> None:
+        self.engine = engine
+        self.time_scale = time_scale
+        self._t0 = time.perf_counter()
+        self._sinks: dict[str, Sink] = {}
+        self._kick = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.step_late_sum = 0.0  # real seconds steps started after they were due
+        self.step_late_max = 0.0
+        self.step_count = 0
+        self.sink_errors = 0
+
+    def now(self) -> float:
+        """Model time now."""
+        return (time.perf_counter() - self._t0) / self.time_scale
+
+    @property
+    def active(self) -> int:
+        return len(self._sinks)
+
+    def submit(self, req: SeqRequest, sink: Sink) -> None:
+        """Queue a request; raises ``QueueFull`` or ``ValueError`` from the engine."""
+        self.engine.add(req, self.now())
+        self._sinks[req.rid] = sink
+        self._kick.set()
+
+    def cancel(self, rid: str) -> None:
+        """The client went away: forget its sink and free its place in the engine."""
+        if self._sinks.pop(rid, None) is not None:
+            self.engine.abort(rid, self.now())
+            self._kick.set()
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="fairstream-steps")
+
+    async def stop(self) -> None:
+        """Cancel the step loop and wait for it; our own cancellation still propagates."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        task.cancel()
+        await asyncio.wait([task])
+
+    async def _run(self) -> None:
+        due: float | None = None
+        while True:
+            wake = self.engine.next_wakeup()
+            if wake is None:
+                await self._kick.wait()
+                self._kick.clear()
+                continue
+            delay = (wake - self.now()) * self.time_scale
+            if delay > 0:
+                self._kick.clear()
+                try:
+                    await asyncio.wait_for(self._kick.wait(), delay)
+                    continue  # something arrived: look again
+                except TimeoutError:
+                    pass
+            now = self.now()
+            if due is not None and wake != -math.inf:
+                late = max(0.0, (now - wake) * self.time_scale)
+                self.step_late_sum += late
+                self.step_late_max = max(self.step_late_max, late)
+            events = self.engine.advance(now)
+            started = False
+            for ev in events:
+                if isinstance(ev, Tokens):
+                    sink = self._sinks.get(ev.rid)
+                    if sink is not None:
+                        self._call(ev.rid, sink.on_tokens, ev.n, ev.total)
+                elif isinstance(ev, Finished):
+                    sink = self._sinks.pop(ev.rid, None)
+                    if sink is not None:
+                        self._call(ev.rid, sink.on_finish, ev.reason, ev.completion_tokens)
+                elif isinstance(ev, StepStarted):
+                    started = True
+                    self.step_count += 1
+            due = now if started else None
+            if not started and self.engine.next_wakeup() == -math.inf:
+                # Work exists but nothing fits this instant; wait for a change.
+                await self._kick.wait()
+                self._kick.clear()
+            elif not events:
+                await asyncio.sleep(0)
+
+    def _call(self, rid: str, fn: object, *args: object) -> None:
+        try:
+            fn(*args)  # type: ignore[operator]
+        except Exception:  # a broken sink must not stop the other streams
+            self.sink_errors += 1
+            log.exception("sink for %s failed; dropping it", rid)
+            self.cancel(rid)

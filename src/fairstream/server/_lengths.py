@@ -1,0 +1,68 @@
+"""How long an answer is and what its tokens say: seeded, deterministic, cheap.
+
+A request's output length is drawn from a distribution keyed by the server seed
+and the request's own key, so the same workload gives the same lengths every run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Distribution", "OutputLengths", "TokenText", "count_prompt_tokens"]
+
+Distribution = Literal["exponential", "uniform", "fixed"]
+
+_VOCAB = (
+    "the batch waits for its slowest member while fast answers sit idle and the "
+    "scheduler decides which sequence steps next so tokens stream back to every "
+    "client in rounds one step apart until each request reaches its end"
+).split()
+
+
+@dataclass(frozen=True, slots=True)
+class OutputLengths:
+    """Seeded output-length sampler (default: exponential with mean 128, at least 1)."""
+
+    seed: int = 0
+    mean: float = 128.0
+    distribution: Distribution = "exponential"
+
+    def draw(self, key: str) -> int:
+        """The length for the request identified by ``key`` (deterministic)."""
+        digest = hashlib.blake2b(f"{self.seed}\x00{key}".encode(), digest_size=8).digest()
+        rng = random.Random(int.from_bytes(digest, "big"))
+        if self.distribution == "fixed":
+            value = self.mean
+        elif self.distribution == "uniform":
+            value = rng.uniform(1.0, 2.0 * self.mean)
+        else:
+            value = rng.expovariate(1.0 / self.mean)
+        return max(1, math.ceil(value))
+
+
+class TokenText:
+    """Deterministic token strings; their JSON forms are cached for the hot path."""
+
+    def __init__(self) -> None:
+        self.words = [" " + w for w in _VOCAB]
+        self.json_words = [json.dumps(w).encode() for w in self.words]
+
+    def offset(self, key: str) -> int:
+        """Where in the vocabulary a request starts, so answers differ between prompts."""
+        return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=4).digest(), "big")
+
+    def word(self, offset: int, index: int) -> str:
+        return self.words[(offset + index) % len(self.words)]
+
+    def json_word(self, offset: int, index: int) -> bytes:
+        return self.json_words[(offset + index) % len(self.json_words)]
+
+
+def count_prompt_tokens(text: str, extra_parts: int = 0) -> int:
+    """A tokenizer stand-in: about four UTF-8 bytes a token, 256 per non-text part."""
+    return max(1, math.ceil(len(text.encode()) / 4)) + 256 * extra_parts

@@ -1,0 +1,197 @@
+"""``ReferenceServer``: the engine, its real-time driver and the HTTP front, in one object.
+
+Run it in the current event loop (``async with``), in a background thread, or in a
+subprocess (benchmarks want the server off the client's loop and core).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import fields
+from types import TracebackType
+from typing import Any
+
+from ._api import OpenAIApp
+from ._config import ServerConfig
+from ._driver import Driver
+from ._http import HttpLimits, HttpProtocol
+
+__all__ = ["ReferenceServer", "ServerHandle"]
+
+
+class ReferenceServer:
+    """An OpenAI-compatible streaming server whose batching you choose.
+
+    ``async with ReferenceServer(ServerConfig(mode="static")) as server:`` serves on
+    ``server.base_url`` (``http://127.0.0.1:PORT/v1``) inside the running loop.
+    """
+
+    def __init__(self, config: ServerConfig | None = None, **overrides: Any) -> None:
+        base = config or ServerConfig()
+        self.config = base.with_(**overrides) if overrides else base
+        self.driver: Driver | None = None
+        self.app: OpenAIApp | None = None
+        self._server: asyncio.Server | None = None
+        self._conns: set[HttpProtocol] = set()
+        self.port: int | None = None
+
+    @property
+    def base_url(self) -> str:
+        """``http://host:port/v1``, the value for an OpenAI client's ``base_url``."""
+        if self.port is None:
+            raise RuntimeError("server is not running")
+        host = self.config.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}/v1"
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    async def start(self) -> None:
+        cfg = self.config
+        if self._server is not None:
+            raise RuntimeError("server already started")
+        self.driver = Driver(cfg.build_engine(), cfg.time_scale)
+        self.app = OpenAIApp(cfg, self.driver)
+        limits = HttpLimits(
+            cfg.max_header_bytes, cfg.max_body_bytes, cfg.idle_timeout_s,
+            cfg.write_buffer_limit, cfg.max_connections,
+        )
+        app, conns = self.app, self._conns
+
+        def factory() -> asyncio.Protocol:
+            return HttpProtocol(app, limits, conns)
+
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(factory, cfg.host, cfg.port, backlog=4096)
+        self.port = self._server.sockets[0].getsockname()[1]
+        self.driver.start()
+
+    async def aclose(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for proto in list(self._conns):
+            proto.close()
+        if self.driver is not None:
+            await self.driver.stop()
+        if server is not None:
+            await server.wait_closed()
+
+    async def serve_forever(self) -> None:
+        """Start (if needed) and serve until cancelled."""
+        if self._server is None:
+            await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.aclose()
+
+    async def __aenter__(self) -> ReferenceServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # -- off-loop runners -------------------------------------------------------------------
+    @classmethod
+    @contextlib.contextmanager
+    def in_thread(cls, config: ServerConfig | None = None, **overrides: Any) -> Iterator[ServerHandle]:
+        """Run the server on its own event loop in a daemon thread."""
+        server = cls(config, **overrides)
+        ready = threading.Event()
+        loop = asyncio.new_event_loop()
+        failure: list[BaseException] = []
+
+        async def main() -> None:
+            try:
+                await server.start()
+            except BaseException as exc:
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            await server.serve_forever()
+
+        task_holder: list[asyncio.Task[None]] = []
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            task_holder.append(loop.create_task(main()))
+            with contextlib.suppress(asyncio.CancelledError):
+                loop.run_until_complete(task_holder[0])
+            loop.close()
+
+        thread = threading.Thread(target=run, name="fairstream-server", daemon=True)
+        thread.start()
+        ready.wait()
+        if failure:
+            thread.join()
+            raise failure[0]
+        try:
+            yield ServerHandle(server.base_url, server.config)
+        finally:
+            loop.call_soon_threadsafe(task_holder[0].cancel)
+            thread.join(timeout=10)
+
+    @classmethod
+    @contextlib.contextmanager
+    def in_subprocess(cls, config: ServerConfig | None = None, **overrides: Any) -> Iterator[ServerHandle]:
+        """Run ``fairstream serve`` in a child process; yields once it is listening."""
+        cfg = (config or ServerConfig()).with_(**overrides)
+        argv = [sys.executable, "-m", "fairstream", "serve", *config_to_args(cfg)]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=None, text=True,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            if not line.startswith("listening on "):
+                raise RuntimeError(f"server did not start: {line!r} (exit {proc.poll()})")
+            yield ServerHandle(line.split()[-1], cfg, pid=proc.pid)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+class ServerHandle:
+    """Where an off-loop server listens."""
+
+    def __init__(self, base_url: str, config: ServerConfig, pid: int | None = None) -> None:
+        self.base_url = base_url
+        self.config = config
+        self.pid = pid
+
+    def __repr__(self) -> str:
+        return f"ServerHandle({self.base_url!r}, pid={self.pid})"
+
+
+def config_to_args(cfg: ServerConfig) -> list[str]:
+    """The ``fairstream serve`` flags that reproduce ``cfg`` (defaults left out)."""
+    default = ServerConfig()
+    args: list[str] = []
+    for f in fields(ServerConfig):
+        value = getattr(cfg, f.name)
+        if value == getattr(default, f.name):
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            args.append(flag if value else "--no-" + f.name.replace("_", "-"))
+        else:
+            args += [flag, str(value)]
+    return args
