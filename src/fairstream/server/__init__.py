@@ -3,6 +3,7 @@
 from ._config import Mode, ServerConfig
 from ._continuous import ContinuousEngine
 from ._costmodel import PRESETS, CostModel, Preset
+from ._server import ReferenceServer, ServerHandle
 from ._sim import SimRequest, SimResult, SimRun, simulate
 from ._static import StaticEngine
 from ._types import (
@@ -30,8 +31,10 @@ __all__ = [
     "Mode",
     "Preempted",
     "Preset",
+    "ReferenceServer",
     "QueueFull",
     "SeqRequest",
+    "ServerHandle",
     "ServerConfig",
     "SimRequest",
     "SimResult",

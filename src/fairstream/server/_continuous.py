@@ -12,6 +12,7 @@ Rule 4: ``prefill_priority`` (MindIE "Standard", vLLM V0): if anything waiting c
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ class _Seq:
     generated: int = 0
     computed: int = 0  # tokens whose KV is in cache (prompt + generated)
     prefill_target: int = 0  # set on admission: what this residency must prefill
+    reserved: int = 0  # KV tokens held: the whole prefill on admission, +1 per decode
     admitted_once: bool = False
 
     @property
@@ -90,6 +92,17 @@ class ContinuousEngine:
                 f"prompt of {req.prompt_tokens} tokens exceeds max_num_batched_tokens "
                 f"{self.max_num_batched_tokens} and chunked prefill is off"
             )
+        if (
+            not self.chunked_prefill
+            and self.kv_tokens is not None
+            and req.prompt_tokens + req.output_tokens > self.max_num_batched_tokens
+        ):
+            # A preempted sequence recomputes prompt + output in one step (vLLM asks
+            # max_num_batched_tokens >= max_model_len without chunked prefill).
+            raise ValueError(
+                f"request may need {req.prompt_tokens + req.output_tokens} tokens in one "
+                f"recompute step, above max_num_batched_tokens {self.max_num_batched_tokens}"
+            )
         if self.kv_tokens is not None and req.prompt_tokens + req.output_tokens > self.kv_tokens:
             raise ValueError(
                 f"request needs {req.prompt_tokens + req.output_tokens} KV tokens, "
@@ -107,7 +120,7 @@ class ContinuousEngine:
             for s in self._running:
                 if s.req.rid == rid:
                     self._running.remove(s)
-                    self._kv_used -= s.computed
+                    self._release_kv(s)
                     break
             else:
                 return
@@ -120,7 +133,7 @@ class ContinuousEngine:
         if self._step_end is not None:
             return self._step_end
         if self._waiting or self._running:
-            return float("-inf")  # work is ready: step at once
+            return -math.inf  # work is ready: step at once
         return None
 
     def advance(self, now: float) -> list[Event]:
@@ -138,7 +151,6 @@ class ContinuousEngine:
         self._step_end = None
         for seq, n in self._scheduled:
             seq.computed += n
-            self._kv_used += n
             if seq.in_prefill:
                 continue  # a chunk of a longer prefill: no token yet
             seq.generated += 1
@@ -146,78 +158,77 @@ class ContinuousEngine:
             events.append(Tokens(seq.req.rid, t, 1, seq.generated))
             if seq.generated >= seq.req.output_tokens:
                 self._running.remove(seq)
-                self._kv_used -= seq.computed
+                self._release_kv(seq)
                 self.stats.finished += 1
                 events.append(Finished(seq.req.rid, t, seq.req.finish_reason, seq.generated))
         self._scheduled = []
 
     def _kv_free(self) -> float:
-        return float("inf") if self.kv_tokens is None else self.kv_tokens - self._kv_used
+        return math.inf if self.kv_tokens is None else self.kv_tokens - self._kv_used
+
+    def _release_kv(self, seq: _Seq) -> None:
+        self._kv_used -= seq.reserved
+        seq.reserved = 0
 
     def _preempt_newest(self, now: float, events: list[Event]) -> _Seq:
         victim = self._running.pop()
-        self._kv_used -= victim.computed
+        self._release_kv(victim)
         victim.computed = 0
+        self._scheduled = [(s, n) for s, n in self._scheduled if s is not victim]
         self._waiting.appendleft(victim)
         self.stats.preemptions += 1
         events.append(Preempted(victim.req.rid, now))
         return victim
 
     def _head_admissible(self, budget: int) -> bool:
+        """FCFS head fits: a free slot, its first chunk in the budget, its whole prefill in KV."""
         if not self._waiting or len(self._running) >= self.max_num_seqs:
             return False
-        head = self._waiting[0]
-        need = head.prefill_len
+        need = self._waiting[0].prefill_len
         if not self.chunked_prefill and need > budget:
             return False
-        return min(need, budget) <= self._kv_free()
+        return need <= self._kv_free()
 
     def _start_step(self, now: float, events: list[Event]) -> None:
         budget = self.max_num_batched_tokens
         scheduled: list[tuple[_Seq, int]] = []
+        self._scheduled = scheduled
         prefill_only = self.prefill_priority and self._head_admissible(budget)
-        kv_pending = 0  # KV this step will add, reserved up front
 
         # 1. running sequences, oldest first
         i = 0
         while i < len(self._running) and budget > 0:
             seq = self._running[i]
-            if seq.in_prefill:
+            if seq.in_prefill:  # its KV was reserved on admission
                 n = seq.prefill_target - seq.computed
                 n = min(n, budget) if self.chunked_prefill else (n if n <= budget else 0)
             elif prefill_only:
                 n = 0  # decode stalled behind the prefill
             else:
+                while self._kv_free() < 1 and seq in self._running:
+                    self._preempt_newest(now, events)
+                if seq not in self._running:
+                    break  # it was the newest: preempted itself
+                seq.reserved += 1
+                self._kv_used += 1
                 n = 1
-            if n == 0:
-                i += 1
-                continue
-            while self._kv_free() - kv_pending < n:
-                victim = self._preempt_newest(now, events)
-                if victim is seq:
-                    n = 0
-                    break
-            if n == 0 or seq not in self._running:
-                break
-            scheduled.append((seq, n))
-            kv_pending += n
-            budget -= n
+            if n:
+                scheduled.append((seq, n))
+                budget -= n
             i += 1
 
         # 2. waiting sequences, FCFS, no skipping
         while budget > 0 and self._head_admissible(budget):
-            seq = self._waiting[0]
-            n = min(seq.prefill_len, budget)
-            if self._kv_free() - kv_pending < n:
-                break
-            self._waiting.popleft()
+            seq = self._waiting.popleft()
             seq.prefill_target = seq.prefill_len
+            seq.reserved = seq.prefill_target
+            self._kv_used += seq.reserved
             self._running.append(seq)
             if not seq.admitted_once:
                 seq.admitted_once = True
                 events.append(Admitted(seq.req.rid, now))
+            n = min(seq.prefill_target, budget)
             scheduled.append((seq, n))
-            kv_pending += n
             budget -= n
 
         if not scheduled:
@@ -225,12 +236,11 @@ class ContinuousEngine:
         prefill_tokens = sum(n for s, n in scheduled if s.in_prefill)
         decoding = len(scheduled) - sum(1 for s, _ in scheduled if s.in_prefill)
         duration = self.cost.step_seconds(decoding, prefill_tokens)
-        self._scheduled = scheduled
         self._step_end = now + duration
         self.stats.steps += 1
         self.stats.prefill_tokens += prefill_tokens
         self.stats.busy_seconds += duration
-        events.append(StepStarted(now, duration, decoding, prefill_tokens))
+        events.append(StepStarted(now, duration, decoding, prefill_tokens, len(scheduled)))
 
     def _sync_stats(self) -> None:
         self.stats.waiting = len(self._waiting)

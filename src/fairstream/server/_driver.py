@@ -12,6 +12,7 @@ import asyncio
 import logging
 import math
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 from ._types import Engine, Finished, SeqRequest, StepStarted, Tokens
@@ -43,6 +44,7 @@ class Driver:
         self.step_late_max = 0.0
         self.step_count = 0
         self.sink_errors = 0
+        self._waiters: list[asyncio.Future[None]] = []
 
     def now(self) -> float:
         """Model time now."""
@@ -63,6 +65,24 @@ class Driver:
         if self._sinks.pop(rid, None) is not None:
             self.engine.abort(rid, self.now())
             self._kick.set()
+            self._notify()
+
+    async def wait_until(self, predicate: Callable[[], bool]) -> None:
+        """Return once ``predicate()`` holds; it is re-checked after every engine change."""
+        while not predicate():
+            fut = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            finally:
+                if fut in self._waiters:
+                    self._waiters.remove(fut)
+
+    def _notify(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for fut in waiters:
+            if not fut.done():
+                fut.set_result(None)
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="fairstream-steps")
@@ -111,6 +131,8 @@ class Driver:
                     started = True
                     self.step_count += 1
             due = now if started else None
+            if events and self._waiters:
+                self._notify()
             if not started and self.engine.next_wakeup() == -math.inf:
                 # Work exists but nothing fits this instant; wait for a change.
                 await self._kick.wait()

@@ -100,6 +100,7 @@ class HttpProtocol(asyncio.Protocol):
         self._head: h11.Request | None = None
         self._body = bytearray()
         self._timer: asyncio.TimerHandle | None = None
+        self._draining = False
 
     # -- asyncio callbacks --------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -112,6 +113,8 @@ class HttpProtocol(asyncio.Protocol):
         self._arm_timer()
 
     def data_received(self, data: bytes) -> None:
+        if self._draining:
+            return  # the answer is sent; read and drop what the peer still sends
         try:
             self.conn.receive_data(data)
         except h11.RemoteProtocolError:
@@ -120,6 +123,10 @@ class HttpProtocol(asyncio.Protocol):
         self._pump()
 
     def eof_received(self) -> bool | None:
+        if self._draining:
+            if self.transport is not None:
+                self.transport.close()
+            return None
         try:
             self.conn.receive_data(b"")
         except h11.RemoteProtocolError:
@@ -188,6 +195,11 @@ class HttpProtocol(asyncio.Protocol):
             if event is h11.NEED_DATA or event is h11.PAUSED:
                 return
             if isinstance(event, h11.Request):
+                # h11 bounds only *incomplete* heads; a head that arrives whole is ours to cap.
+                size = len(event.target) + sum(len(k) + len(v) + 4 for k, v in event.headers)
+                if size > self.limits.max_header_bytes:
+                    self._fail(431, f"request head larger than {self.limits.max_header_bytes} bytes")
+                    return
                 self._head = event
                 self._body.clear()
                 length = _header(event.headers, b"content-length")
@@ -251,7 +263,22 @@ class HttpProtocol(asyncio.Protocol):
                 )
             except h11.LocalProtocolError:
                 pass
-        self.transport.close()
+        self._linger()
+
+    def _linger(self) -> None:
+        """Close gently: stop writing, drain what the peer still sends, then close.
+
+        Closing with unread request bytes makes the kernel send RST, and the peer
+        would see a reset instead of our 4xx answer.
+        """
+        if self.transport is None:
+            return
+        self._draining = True
+        self._cancel_timer()
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(2.0, self.close)
 
     def _arm_timer(self) -> None:
         self._cancel_timer()

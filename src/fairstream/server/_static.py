@@ -161,7 +161,7 @@ class StaticEngine:
         self.stats.steps += 1
         self.stats.prefill_tokens += prefill
         self.stats.busy_seconds += duration
-        events.append(StepStarted(now, duration, decoding, prefill))
+        events.append(StepStarted(now, duration, decoding, prefill, n))
 
     def _sync_stats(self) -> None:
         self.stats.waiting = len(self._waiting)

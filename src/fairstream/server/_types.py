@@ -87,6 +87,7 @@ class StepStarted:
     duration: float
     decoding: int
     prefill_tokens: int
+    seqs: int  # sequences in the step (decoding plus prefilling)
 
 
 Event = Admitted | Tokens | Finished | Preempted | StepStarted
