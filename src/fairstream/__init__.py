@@ -17,8 +17,8 @@ from .server import (
 )
 
 __all__ = [
-    "PRESETS",
     "CostModel",
+    "PRESETS",
     "ReferenceServer",
     "ServerConfig",
     "ServerHandle",

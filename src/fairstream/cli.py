@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import sys
 import types
@@ -25,7 +26,7 @@ _HELP = {
     "max_num_seqs": "Continuous mode: most sequences running at once.",
     "max_num_batched_tokens": "Continuous mode: token budget of one step.",
     "chunked_prefill": "Continuous mode: split long prompts over steps.",
-    "prefill_priority": "Continuous mode: prefill-only steps whenever a request waits (stalls decodes).",
+    "prefill_priority": "Continuous mode: prefill-only steps while requests wait (stalls decodes).",
     "kv_tokens": "Continuous mode: KV-cache size in tokens (preemption by recompute beyond it).",
     "preset": f"Cost model preset: {', '.join(PRESETS)}.",
     "step_ms": "Cost model: fixed milliseconds per step (a).",
@@ -91,7 +92,12 @@ def serve(**options: Any) -> None:
         config = ServerConfig(**given)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-    asyncio.run(_serve(config))
+    _run_server(config)
+
+
+def _run_server(config: ServerConfig) -> None:
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(config))
 
 
 async def _serve(config: ServerConfig) -> None:

@@ -41,10 +41,13 @@ def assert_error_shape(resp: httpx.Response, status: int) -> dict[str, object]:
         (json.dumps({**GOOD, "n": 3}).encode(), 400, "n"),
     ],
 )
-async def test_invalid_requests(serve: ServerFactory, body: bytes, status: int, param: str | None) -> None:
+async def test_invalid_requests(
+    serve: ServerFactory, body: bytes, status: int, param: str | None
+) -> None:
     async with serve() as server, httpx.AsyncClient() as client:
         resp = await client.post(
-            server.base_url + "/chat/completions", content=body,
+            server.base_url + "/chat/completions",
+            content=body,
             headers={"content-type": "application/json"},
         )
         err = assert_error_shape(resp, status)
@@ -71,7 +74,9 @@ async def test_body_over_one_mib_gets_413(serve: ServerFactory) -> None:
 
         resp = await client.post(server.base_url + "/chat/completions", content=chunked())
         assert_error_shape(resp, 413)
-        assert (await client.post(server.base_url + "/chat/completions", json=GOOD)).status_code == 200
+        assert (
+            await client.post(server.base_url + "/chat/completions", json=GOOD)
+        ).status_code == 200
 
 
 @pytest.mark.parametrize("auth", [None, "Bearer wrong", "Bearer sekret2", "Basic sekret"])
@@ -82,7 +87,9 @@ async def test_wrong_or_missing_key_gets_401(serve: ServerFactory, auth: str | N
         assert assert_error_shape(resp, 401)["code"] == "invalid_api_key"
         assert "sekret" not in resp.text
         resp = await client.post(
-            server.base_url + "/chat/completions", json=GOOD, headers={"authorization": "Bearer sekret"}
+            server.base_url + "/chat/completions",
+            json=GOOD,
+            headers={"authorization": "Bearer sekret"},
         )
         assert resp.status_code == 200
 
@@ -122,7 +129,9 @@ async def test_malformed_http_closes_that_connection_only(serve: ServerFactory) 
         await writer.wait_closed()
         # a half request then a vanished client
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        writer.write(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"
+        )
         await writer.drain()
         writer.close()
         await writer.wait_closed()
@@ -134,7 +143,9 @@ async def test_malformed_http_closes_that_connection_only(serve: ServerFactory) 
 async def test_oversized_headers_are_refused(serve: ServerFactory) -> None:
     async with serve() as server:
         reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
-        writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (64 << 10) + b"\r\n\r\n")
+        writer.write(
+            b"GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (64 << 10) + b"\r\n\r\n"
+        )
         await writer.drain()
         with anyio.fail_after(5):
             reply = await reader.read()  # the server answers and closes

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -45,7 +47,9 @@ def test_newcomer_is_admitted_within_one_step_and_gets_its_token_at_that_step_en
 
 def test_finished_slot_is_reused_on_the_next_step() -> None:
     engine = ContinuousEngine(FLAT, max_num_seqs=2)
-    run = simulate(engine, [SimRequest(0, 8, 3, "a"), SimRequest(0, 8, 50, "b"), SimRequest(0, 8, 2, "c")])
+    run = simulate(
+        engine, [SimRequest(0, 8, 3, "a"), SimRequest(0, 8, 50, "b"), SimRequest(0, 8, 2, "c")]
+    )
     by = run.by_id()
     assert by["a"].end == pytest.approx(3 * STEP)
     assert by["c"].admitted == pytest.approx(3 * STEP)  # the step right after a left
@@ -68,7 +72,9 @@ def test_prefill_priority_stalls_running_decodes_for_exactly_the_prefill_steps()
     ]
     run = simulate(engine, reqs)
     long = run.by_id()["long"]
-    gaps = [round((b - a) / STEP) for a, b in zip(long.token_times, long.token_times[1:], strict=False)]
+    gaps = [
+        round((b - a) / STEP) for a, b in zip(long.token_times, long.token_times[1:], strict=False)
+    ]
     assert long.first_token is not None
     prefill_only = [
         s for s in run.steps if s.prefill_tokens and not s.decoding and s.t >= long.first_token
@@ -76,7 +82,11 @@ def test_prefill_priority_stalls_running_decodes_for_exactly_the_prefill_steps()
     assert len(prefill_only) == 2
     assert sum(g - 1 for g in gaps) == len(prefill_only)  # one missed token per prefill step
     # and the stall sits exactly where the newcomers got their first token
-    stall_ends = [b for a, b in zip(long.token_times, long.token_times[1:], strict=False) if b - a > 1.5 * STEP]
+    stall_ends = [
+        b
+        for a, b in zip(long.token_times, long.token_times[1:], strict=False)
+        if b - a > 1.5 * STEP
+    ]
     first_tokens = sorted({run.by_id()[f"n{i}"].first_token for i in range(3)})
     assert stall_ends == pytest.approx([t + STEP for t in first_tokens])
 
@@ -106,7 +116,7 @@ def test_kv_budget_preempts_the_newest_by_recompute_and_loses_no_token() -> None
 def test_sequential_mode_never_overlaps_generation() -> None:
     run = simulate(ContinuousEngine(FLAT, max_num_seqs=1), [SimRequest(0, 8, n) for n in (5, 3, 7)])
     spans = sorted((r.admitted, r.end) for r in run.results)
-    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+    for (_, end), (start, _) in itertools.pairwise(spans):
         assert start is not None and end is not None and start >= end
 
 

@@ -32,7 +32,7 @@ def test_batch_end_members_all_end_on_the_same_step_whatever_their_lengths() -> 
 
 def test_stream_release_ends_each_member_at_its_own_step_but_never_refills() -> None:
     engine = StaticEngine(FLAT, batch_size=4, batch_timeout=0.0, release="stream")
-    reqs = batch([4, 8, 32, 64]) + [SimRequest(0.005, 16, 2, "late")]
+    reqs = [*batch([4, 8, 32, 64]), SimRequest(0.005, 16, 2, "late")]
     run = simulate(engine, reqs)
     by = run.by_id()
     for rid, n in (("r0", 4), ("r1", 8), ("r2", 32), ("r3", 64)):

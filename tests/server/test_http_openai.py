@@ -21,8 +21,12 @@ async def stream_times(client: AsyncOpenAI, max_tokens: int) -> tuple[list[float
     times: list[float] = []
     chunks: list[object] = []
     stream = await client.chat.completions.create(
-        model=MODEL, messages=MSG, max_tokens=max_tokens, stream=True,  # type: ignore[arg-type]
-        stream_options={"include_usage": True}, extra_body={"ignore_eos": True},
+        model=MODEL,
+        messages=MSG,
+        max_tokens=max_tokens,
+        stream=True,  # type: ignore[arg-type]
+        stream_options={"include_usage": True},
+        extra_body={"ignore_eos": True},
     )
     async with stream:
         async for chunk in stream:
@@ -49,11 +53,15 @@ async def test_chunk_sequence_is_well_formed_with_usage(serve: ServerFactory) ->
 
 
 async def test_natural_end_says_stop_and_respects_max_tokens(serve: ServerFactory) -> None:
-    async with serve(output_mean=3.0, output_distribution="fixed") as server, AsyncOpenAI(
-        base_url=server.base_url, api_key="k"
-    ) as client:
+    async with (
+        serve(output_mean=3.0, output_distribution="fixed") as server,
+        AsyncOpenAI(base_url=server.base_url, api_key="k") as client,
+    ):
         stream = await client.chat.completions.create(
-            model=MODEL, messages=MSG, max_tokens=50, stream=True  # type: ignore[arg-type]
+            model=MODEL,
+            messages=MSG,
+            max_tokens=50,
+            stream=True,  # type: ignore[arg-type]
         )
         chunks = [c async for c in stream]
     assert chunks[-1].choices[0].finish_reason == "stop"
@@ -63,12 +71,22 @@ async def test_natural_end_says_stop_and_respects_max_tokens(serve: ServerFactor
 async def test_non_streaming_and_legacy_completions(serve: ServerFactory) -> None:
     async with serve() as server, AsyncOpenAI(base_url=server.base_url, api_key="k") as client:
         whole = await client.chat.completions.create(
-            model=MODEL, messages=MSG, max_tokens=5, extra_body={"ignore_eos": True}  # type: ignore[arg-type]
+            model=MODEL,
+            messages=MSG,
+            max_tokens=5,
+            extra_body={"ignore_eos": True},  # type: ignore[arg-type]
         )
         assert whole.usage is not None and whole.usage.completion_tokens == 5
-        assert whole.choices[0].message.content and len(whole.choices[0].message.content.split()) == 5
-        text = await client.completions.create(model=MODEL, prompt="once upon", max_tokens=4,
-                                               extra_body={"ignore_eos": True}, stream=True)
+        assert (
+            whole.choices[0].message.content and len(whole.choices[0].message.content.split()) == 5
+        )
+        text = await client.completions.create(
+            model=MODEL,
+            prompt="once upon",
+            max_tokens=4,
+            extra_body={"ignore_eos": True},
+            stream=True,
+        )
         parts = [c.choices[0].text async for c in text if c.choices]
         assert len([p for p in parts if p]) == 4
         models = await client.models.list()
@@ -81,9 +99,10 @@ async def test_static_batch_end_ends_together_continuous_ends_in_length_order(
     lengths = (4, 8, 32, 64)
     results = {}
     for mode in ("static", "continuous"):
-        async with serve(mode=mode, batch_size=4, release="batch_end") as server, AsyncOpenAI(
-            base_url=server.base_url, api_key="k"
-        ) as client:
+        async with (
+            serve(mode=mode, batch_size=4, release="batch_end") as server,
+            AsyncOpenAI(base_url=server.base_url, api_key="k") as client,
+        ):
             runs = await asyncio.gather(*(stream_times(client, n) for n in lengths))
             results[mode] = [times[-1] for times, _ in runs]
     static_ends, cont_ends = results["static"], results["continuous"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import anyio
-
 import httpx
 import pytest
 
@@ -30,11 +29,19 @@ async def sse_events(client: httpx.AsyncClient, url: str, body: dict[str, object
 
 async def test_sse_frames_end_with_done_and_usage_only_when_asked(serve: ServerFactory) -> None:
     async with serve() as server, httpx.AsyncClient() as client:
-        plain = await sse_events(client, server.base_url, {**BODY, "max_tokens": 3, "stream": True, "ignore_eos": True})
+        plain = await sse_events(
+            client, server.base_url, {**BODY, "max_tokens": 3, "stream": True, "ignore_eos": True}
+        )
         with_usage = await sse_events(
-            client, server.base_url,
-            {**BODY, "max_tokens": 3, "stream": True, "ignore_eos": True,
-             "stream_options": {"include_usage": True}},
+            client,
+            server.base_url,
+            {
+                **BODY,
+                "max_tokens": 3,
+                "stream": True,
+                "ignore_eos": True,
+                "stream_options": {"include_usage": True},
+            },
         )
     assert plain[-1] == "[DONE]" and with_usage[-1] == "[DONE]"
     assert len(plain) == 1 + 3 + 1 + 1  # role, 3 content, finish, DONE

@@ -20,7 +20,6 @@ from ._types import (
 )
 
 __all__ = [
-    "PRESETS",
     "Admitted",
     "ContinuousEngine",
     "CostModel",
@@ -29,13 +28,14 @@ __all__ = [
     "Event",
     "Finished",
     "Mode",
+    "PRESETS",
     "Preempted",
     "Preset",
-    "ReferenceServer",
     "QueueFull",
+    "ReferenceServer",
     "SeqRequest",
-    "ServerHandle",
     "ServerConfig",
+    "ServerHandle",
     "SimRequest",
     "SimResult",
     "SimRun",

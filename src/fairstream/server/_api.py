@@ -134,8 +134,11 @@ class OpenAIApp:
             self.driver.submit(seq, sink)
         except QueueFull as exc:
             raise _ApiError(
-                429, f"server queue is full ({exc})", "rate_limit_error",
-                code="rate_limit_exceeded", headers=[("retry-after", "1")],
+                429,
+                f"server queue is full ({exc})",
+                "rate_limit_error",
+                code="rate_limit_exceeded",
+                headers=[("retry-after", "1")],
             ) from None
         except ValueError as exc:
             raise _ApiError(400, str(exc)) from None
@@ -145,7 +148,12 @@ class OpenAIApp:
 
     # -- read-only endpoints --------------------------------------------------------------
     def _models(self) -> bytes:
-        model = {"id": self.config.model, "object": "model", "created": self.created, "owned_by": "fairstream"}
+        model = {
+            "id": self.config.model,
+            "object": "model",
+            "created": self.created,
+            "owned_by": "fairstream",
+        }
         return json.dumps({"object": "list", "data": [model]}).encode()
 
     def _metrics(self) -> bytes:
@@ -177,8 +185,13 @@ class _StreamSink:
     __slots__ = ("_done", "ex", "fmt", "offset", "p", "pending", "sent", "text", "tpc")
 
     def __init__(
-        self, ex: Exchange, fmt: ChunkFormat, text: TokenText, offset: int,
-        tpc: int, p: _Parsed,
+        self,
+        ex: Exchange,
+        fmt: ChunkFormat,
+        text: TokenText,
+        offset: int,
+        tpc: int,
+        p: _Parsed,
     ) -> None:
         self.ex, self.fmt, self.text, self.offset, self.tpc, self.p = ex, fmt, text, offset, tpc, p
         self.pending = 0
@@ -216,8 +229,15 @@ class _WholeSink:
     __slots__ = ("created", "ex", "kind", "model", "offset", "p", "rid", "text")
 
     def __init__(
-        self, ex: Exchange, kind: str, rid: str, created: int, model: str,
-        text: TokenText, offset: int, p: _Parsed,
+        self,
+        ex: Exchange,
+        kind: str,
+        rid: str,
+        created: int,
+        model: str,
+        text: TokenText,
+        offset: int,
+        p: _Parsed,
     ) -> None:
         self.ex, self.kind, self.rid, self.created, self.model = ex, kind, rid, created, model
         self.text, self.offset, self.p = text, offset, p
@@ -234,14 +254,24 @@ class _WholeSink:
         }
         choice: dict[str, Any]
         if self.kind == "chat":
-            choice = {"index": 0, "message": {"role": "assistant", "content": content},
-                      "logprobs": None, "finish_reason": reason}
+            choice = {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "logprobs": None,
+                "finish_reason": reason,
+            }
             obj = "chat.completion"
         else:
             choice = {"index": 0, "text": content, "logprobs": None, "finish_reason": reason}
             obj = "text_completion"
-        body = {"id": self.rid, "object": obj, "created": self.created, "model": self.model,
-                "choices": [choice], "usage": usage}
+        body = {
+            "id": self.rid,
+            "object": obj,
+            "created": self.created,
+            "model": self.model,
+            "choices": [choice],
+            "usage": usage,
+        }
         self.ex.respond(200, _JSON, json.dumps(body).encode())
 
 
@@ -258,8 +288,11 @@ def _parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> _Par
         raise _ApiError(400, "'model' is required", param="model")
     if model != cfg.model:
         raise _ApiError(
-            404, f"The model `{model}` does not exist.", "not_found_error",
-            code="model_not_found", param="model",
+            404,
+            f"The model `{model}` does not exist.",
+            "not_found_error",
+            code="model_not_found",
+            param="model",
         )
     if kind == "chat":
         prompt, extra = _chat_prompt(body.get("messages"))
@@ -274,13 +307,16 @@ def _parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> _Par
             raise _ApiError(400, "'max_tokens' must be at least 1", param="max_tokens")
         if max_tokens > cfg.max_tokens_cap:
             raise _ApiError(
-                400, f"'max_tokens' is {max_tokens}; this server allows at most {cfg.max_tokens_cap}",
+                400,
+                f"'max_tokens' is {max_tokens}; this server allows at most {cfg.max_tokens_cap}",
                 param="max_tokens",
             )
     if prompt_tokens + (max_tokens or 1) > cfg.max_model_len:
         raise _ApiError(
-            400, f"prompt ({prompt_tokens} tokens) plus max_tokens exceeds the context "
-            f"length {cfg.max_model_len}", param="messages",
+            400,
+            f"prompt ({prompt_tokens} tokens) plus max_tokens exceeds the context "
+            f"length {cfg.max_model_len}",
+            param="messages",
         )
     if body.get("n", 1) != 1:
         raise _ApiError(400, "only n=1 is supported", param="n")
@@ -292,8 +328,16 @@ def _parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> _Par
     seed = body.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise _ApiError(400, "'seed' must be an integer", param="seed")
-    return _Parsed(kind, prompt, prompt_tokens, max_tokens, stream, include_usage,
-                   _flag(body, "ignore_eos"), seed)
+    return _Parsed(
+        kind,
+        prompt,
+        prompt_tokens,
+        max_tokens,
+        stream,
+        include_usage,
+        _flag(body, "ignore_eos"),
+        seed,
+    )
 
 
 def _flag(body: dict[str, Any], name: str) -> bool:
@@ -323,7 +367,9 @@ def _chat_prompt(messages: Any) -> tuple[str, int]:
                 else:
                     extra += 1
         elif content is not None:
-            raise _ApiError(400, f"messages[{i}].content must be a string or a list", param="messages")
+            raise _ApiError(
+                400, f"messages[{i}].content must be a string or a list", param="messages"
+            )
     return "\n".join(parts), extra
 
 

@@ -32,7 +32,7 @@ from ._types import (
 __all__ = ["ContinuousEngine"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # identity semantics: sequences are compared by `is`
 class _Seq:
     req: SeqRequest
     generated: int = 0
@@ -180,6 +180,15 @@ class ContinuousEngine:
         events.append(Preempted(victim.req.rid, now))
         return victim
 
+    def _reserve_decode(self, seq: _Seq, now: float, events: list[Event]) -> bool:
+        """Hold one more KV token for ``seq``, preempting the newest until it fits."""
+        while self._kv_free() < 1:
+            if self._preempt_newest(now, events) is seq:
+                return False
+        seq.reserved += 1
+        self._kv_used += 1
+        return True
+
     def _head_admissible(self, budget: int) -> bool:
         """FCFS head fits: a free slot, its first chunk in the budget, its whole prefill in KV."""
         if not self._waiting or len(self._running) >= self.max_num_seqs:
@@ -204,14 +213,10 @@ class ContinuousEngine:
                 n = min(n, budget) if self.chunked_prefill else (n if n <= budget else 0)
             elif prefill_only:
                 n = 0  # decode stalled behind the prefill
-            else:
-                while self._kv_free() < 1 and seq in self._running:
-                    self._preempt_newest(now, events)
-                if seq not in self._running:
-                    break  # it was the newest: preempted itself
-                seq.reserved += 1
-                self._kv_used += 1
+            elif self._reserve_decode(seq, now, events):
                 n = 1
+            else:
+                break  # it was the newest: preempted itself
             if n:
                 scheduled.append((seq, n))
                 budget -= n

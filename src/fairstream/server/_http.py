@@ -11,8 +11,9 @@ Rule 3: a handler learns that its client vanished through ``on_close`` and never
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import h11
@@ -127,10 +128,8 @@ class HttpProtocol(asyncio.Protocol):
             if self.transport is not None:
                 self.transport.close()
             return None
-        try:
+        with contextlib.suppress(h11.RemoteProtocolError):
             self.conn.receive_data(b"")
-        except h11.RemoteProtocolError:
-            pass
         self._pump()
         return None
 
@@ -198,12 +197,18 @@ class HttpProtocol(asyncio.Protocol):
                 # h11 bounds only *incomplete* heads; a head that arrives whole is ours to cap.
                 size = len(event.target) + sum(len(k) + len(v) + 4 for k, v in event.headers)
                 if size > self.limits.max_header_bytes:
-                    self._fail(431, f"request head larger than {self.limits.max_header_bytes} bytes")
+                    self._fail(
+                        431, f"request head larger than {self.limits.max_header_bytes} bytes"
+                    )
                     return
                 self._head = event
                 self._body.clear()
                 length = _header(event.headers, b"content-length")
-                if length is not None and length.isdigit() and int(length) > self.limits.max_body_bytes:
+                if (
+                    length is not None
+                    and length.isdigit()
+                    and int(length) > self.limits.max_body_bytes
+                ):
                     self._fail(413, f"request body larger than {self.limits.max_body_bytes} bytes")
                     return
             elif isinstance(event, h11.Data):
@@ -246,23 +251,16 @@ class HttpProtocol(asyncio.Protocol):
             return
         if self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE) and self.exchange is None:
             body = error_json(message, code=status)
-            try:
-                self.transport.write(
-                    self.conn.send(
-                        h11.Response(
-                            status_code=status,
-                            headers=[
-                                ("content-type", "application/json"),
-                                ("content-length", str(len(body))),
-                                ("connection", "close"),
-                            ],
-                        )
-                    )
-                    + (self.conn.send(h11.Data(data=body)) or b"")
-                    + (self.conn.send(h11.EndOfMessage()) or b"")
-                )
-            except h11.LocalProtocolError:
-                pass
+            headers = [
+                ("content-type", "application/json"),
+                ("content-length", str(len(body))),
+                ("connection", "close"),
+            ]
+            with contextlib.suppress(h11.LocalProtocolError):
+                out = self.conn.send(h11.Response(status_code=status, headers=headers)) or b""
+                out += self.conn.send(h11.Data(data=body)) or b""
+                out += self.conn.send(h11.EndOfMessage()) or b""
+                self.transport.write(out)
         self._linger()
 
     def _linger(self) -> None:
@@ -300,7 +298,7 @@ class HttpProtocol(asyncio.Protocol):
                 self._fail(408, "request not completed in time")
 
 
-def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> str | None:
+def _header(headers: Sequence[tuple[bytes, bytes]], name: bytes) -> str | None:
     for k, v in headers:
         if k == name:
             return v.decode("latin-1")

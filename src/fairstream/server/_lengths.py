@@ -18,10 +18,45 @@ __all__ = ["Distribution", "OutputLengths", "TokenText", "count_prompt_tokens"]
 Distribution = Literal["exponential", "uniform", "fixed"]
 
 _VOCAB = (
-    "the batch waits for its slowest member while fast answers sit idle and the "
-    "scheduler decides which sequence steps next so tokens stream back to every "
-    "client in rounds one step apart until each request reaches its end"
-).split()
+    "the",
+    "batch",
+    "waits",
+    "for",
+    "its",
+    "slowest",
+    "member",
+    "while",
+    "fast",
+    "answers",
+    "sit",
+    "idle",
+    "and",
+    "the",
+    "scheduler",
+    "decides",
+    "which",
+    "sequence",
+    "steps",
+    "next",
+    "so",
+    "tokens",
+    "stream",
+    "back",
+    "to",
+    "every",
+    "client",
+    "in",
+    "rounds",
+    "one",
+    "step",
+    "apart",
+    "until",
+    "each",
+    "request",
+    "reaches",
+    "its",
+    "end",
+)
 
 
 @dataclass(frozen=True, slots=True)

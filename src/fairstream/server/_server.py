@@ -61,8 +61,11 @@ class ReferenceServer:
         self.driver = Driver(cfg.build_engine(), cfg.time_scale)
         self.app = OpenAIApp(cfg, self.driver)
         limits = HttpLimits(
-            cfg.max_header_bytes, cfg.max_body_bytes, cfg.idle_timeout_s,
-            cfg.write_buffer_limit, cfg.max_connections,
+            cfg.max_header_bytes,
+            cfg.max_body_bytes,
+            cfg.idle_timeout_s,
+            cfg.write_buffer_limit,
+            cfg.max_connections,
         )
         app, conns = self.app, self._conns
 
@@ -106,7 +109,9 @@ class ReferenceServer:
     # -- off-loop runners -------------------------------------------------------------------
     @classmethod
     @contextlib.contextmanager
-    def in_thread(cls, config: ServerConfig | None = None, **overrides: Any) -> Iterator[ServerHandle]:
+    def in_thread(
+        cls, config: ServerConfig | None = None, **overrides: Any
+    ) -> Iterator[ServerHandle]:
         """Run the server on its own event loop in a daemon thread."""
         server = cls(config, **overrides)
         ready = threading.Event()
@@ -146,12 +151,19 @@ class ReferenceServer:
 
     @classmethod
     @contextlib.contextmanager
-    def in_subprocess(cls, config: ServerConfig | None = None, **overrides: Any) -> Iterator[ServerHandle]:
+    def in_subprocess(
+        cls, config: ServerConfig | None = None, **overrides: Any
+    ) -> Iterator[ServerHandle]:
         """Run ``fairstream serve`` in a child process; yields once it is listening."""
         cfg = (config or ServerConfig()).with_(**overrides)
         argv = [sys.executable, "-m", "fairstream", "serve", *config_to_args(cfg)]
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=None, text=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         try:
             assert proc.stdout is not None
             line = proc.stdout.readline()

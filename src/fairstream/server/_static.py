@@ -30,7 +30,7 @@ __all__ = ["StaticEngine"]
 Release = Literal["batch_end", "stream"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Member:
     req: SeqRequest
     arrival: float
@@ -142,7 +142,10 @@ class StaticEngine:
         if not self._batch:
             if not self._waiting:
                 return
-            if len(self._waiting) < self.batch_size and now < self._waiting[0].arrival + self.batch_timeout:
+            if (
+                len(self._waiting) < self.batch_size
+                and now < self._waiting[0].arrival + self.batch_timeout
+            ):
                 return
             while self._waiting and len(self._batch) < self.batch_size:
                 m = self._waiting.popleft()

@@ -68,7 +68,11 @@ class ChunkFormat:
         return _sse({**self._base, "choices": [self._choice({}, reason)]})
 
     def usage(self, prompt: int, completion: int) -> bytes:
-        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
         return _sse({**self._base, "choices": [], "usage": usage})
 
     def _choice(self, delta: dict[str, Any], reason: str | None) -> dict[str, Any]:
