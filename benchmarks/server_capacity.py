@@ -4,11 +4,12 @@ The server runs in its own process (continuous mode, a flat 20 ms step, no per-s
 or prefill cost); this process holds N streams open with a lean h11 client and, once
 every stream is flowing, measures over a window:
 
-- server step period: wall time / steps the server took (from its /metrics),
+- server step period: wall time / steps the server took (two /metrics samples, each
+  timed at the midpoint of its request),
 - client gap: mean time between chunks of one stream, as received,
 - chunks/s received, and drift = max(period, gap) / 20 ms - 1.
 
-Run:  python benchmarks/server_capacity.py [--sizes 64,128,256,512,768,1024] [--window 3]
+Run:  python benchmarks/server_capacity.py [--sizes 64,128,256,512,768,896,1024] [--window 3]
 It prints a table and the largest N with drift <= 5%, and exits 0.
 """
 
@@ -112,6 +113,13 @@ def _server_steps(base_url: str) -> int:
     return int(match.group(1))
 
 
+async def _sample_steps(base_url: str) -> tuple[int, float]:
+    """The server's step count and when it was read (midpoint of the request)."""
+    before = time.perf_counter()
+    steps = await asyncio.to_thread(_server_steps, base_url)
+    return steps, (before + time.perf_counter()) / 2
+
+
 async def measure(base_url: str, model: str, n: int, window: float) -> dict[str, float]:
     host, port = re.match(r"http://([^:/]+):(\d+)", base_url).groups()  # type: ignore[union-attr]
     raw = _request_bytes(host, int(port), model)
@@ -123,7 +131,7 @@ async def measure(base_url: str, model: str, n: int, window: float) -> dict[str,
         )
     await asyncio.wait_for(asyncio.gather(*(s.first.wait() for s in streams)), 60)
     await asyncio.sleep(0.5)  # let prefill and connection set-up settle
-    steps0 = await asyncio.to_thread(_server_steps, base_url)
+    steps0, at0 = await _sample_steps(base_url)
     t0 = time.perf_counter()
     for s in streams:
         s.measuring = True
@@ -131,13 +139,13 @@ async def measure(base_url: str, model: str, n: int, window: float) -> dict[str,
     for s in streams:
         s.measuring = False
     elapsed = time.perf_counter() - t0
-    steps1 = await asyncio.to_thread(_server_steps, base_url)
+    steps1, at1 = await _sample_steps(base_url)
     for s in streams:
         if s.transport is not None:
             s.transport.close()
     chunks = sum(s.window_frames for s in streams)
     gaps = [g for s in streams for g in s.gaps]
-    period = elapsed / max(1, steps1 - steps0)
+    period = (at1 - at0) / max(1, steps1 - steps0)
     gap = statistics.fmean(gaps) if gaps else float("inf")
     return {
         "n": n,
@@ -158,7 +166,7 @@ async def run(base_url: str, model: str, sizes: list[int], window: float) -> lis
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="64,128,256,512,768,1024")
+    ap.add_argument("--sizes", default="64,128,256,512,768,896,1024")
     ap.add_argument("--window", type=float, default=3.0)
     args = ap.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 from langchain_openai import ChatOpenAI
 
-from tests.conftest import REAL_STEP, ServerFactory
+from tests.conftest import ServerFactory
 
 
 def make_llm(base_url: str, max_tokens: int) -> ChatOpenAI:
@@ -30,25 +27,3 @@ async def test_astream_yields_content_and_usage(serve: ServerFactory) -> None:
     usage = [c.usage_metadata for c in chunks if c.usage_metadata]
     assert usage and usage[-1]["output_tokens"] == 7
     assert any(c.response_metadata.get("finish_reason") == "length" for c in chunks)
-
-
-async def test_seed_loop_static_vs_continuous(serve: ServerFactory) -> None:
-    """The seed's experiment: chunk arrival times per request, by server mode."""
-
-    async def one(base_url: str, n: int) -> float:
-        """Absolute time the last chunk arrived (clients are built at different moments)."""
-        llm = make_llm(base_url, n)
-        last = 0.0
-        async for _chunk in llm.astream([("system", "p"), ("human", f"q{n}")]):
-            last = time.perf_counter()
-        return last
-
-    ends = {}
-    for mode in ("static", "continuous"):
-        async with serve(mode=mode, batch_size=4) as server:
-            ends[mode] = await asyncio.gather(*(one(server.base_url, n) for n in (4, 8, 32, 64)))
-    assert max(ends["static"]) - min(ends["static"]) <= 2.5 * REAL_STEP
-    assert ends["continuous"] == sorted(ends["continuous"])
-    cont = ends["continuous"]
-    # the short one ended ~60 steps before the long one
-    assert cont[-1] - cont[0] > 40 * REAL_STEP

@@ -104,3 +104,30 @@ async def test_server_shutdown_closes_open_streams() -> None:
                 async for _ in lines:
                     pass
     assert server.connections == 0
+
+
+async def test_static_member_vanishing_stops_its_writes_and_the_batch_carries_on(
+    serve: ServerFactory,
+) -> None:
+    async with serve(mode="static", batch_size=2, batch_timeout_ms=1000.0) as server:
+        assert server.driver is not None
+        stats = server.driver.engine.stats
+        url = server.base_url + "/chat/completions"
+        body = {**BODY, "max_tokens": 30, "stream": True, "ignore_eos": True}
+        async with httpx.AsyncClient() as a, httpx.AsyncClient() as b:
+            async with (
+                a.stream("POST", url, json=body) as gone,
+                b.stream("POST", url, json=body) as stays,
+            ):
+                gone_lines = gone.aiter_lines()
+                stay_lines = stays.aiter_lines()
+                assert (await anext(gone_lines)).startswith("data: ")
+                await gone.aclose()  # the client vanishes mid-batch
+                rest = [line async for line in stay_lines if line]
+        assert rest[-1] == "data: [DONE]"
+        assert sum('"content":" ' in line for line in rest) >= 29
+        assert stats.aborted == 1
+        assert stats.finished == 1  # only the member that stayed got a finish
+        async with httpx.AsyncClient() as c:
+            ok = await c.post(url, json={**BODY, "max_tokens": 2})
+        assert ok.status_code == 200
