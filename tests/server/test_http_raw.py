@@ -114,16 +114,17 @@ async def test_static_member_vanishing_stops_its_writes_and_the_batch_carries_on
         stats = server.driver.engine.stats
         url = server.base_url + "/chat/completions"
         body = {**BODY, "max_tokens": 30, "stream": True, "ignore_eos": True}
-        async with httpx.AsyncClient() as a, httpx.AsyncClient() as b:
-            async with (
-                a.stream("POST", url, json=body) as gone,
-                b.stream("POST", url, json=body) as stays,
-            ):
-                gone_lines = gone.aiter_lines()
-                stay_lines = stays.aiter_lines()
-                assert (await anext(gone_lines)).startswith("data: ")
-                await gone.aclose()  # the client vanishes mid-batch
-                rest = [line async for line in stay_lines if line]
+        async with (
+            httpx.AsyncClient() as a,
+            httpx.AsyncClient() as b,
+            a.stream("POST", url, json=body) as gone,
+            b.stream("POST", url, json=body) as stays,
+        ):
+            gone_lines = gone.aiter_lines()
+            stay_lines = stays.aiter_lines()
+            assert (await anext(gone_lines)).startswith("data: ")
+            await gone.aclose()  # the client vanishes mid-batch
+            rest = [line async for line in stay_lines if line]
         assert rest[-1] == "data: [DONE]"
         assert sum('"content":" ' in line for line in rest) >= 29
         assert stats.aborted == 1
