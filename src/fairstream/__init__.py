@@ -1,9 +1,27 @@
 """fairstream: see how your LLM server batches concurrent streams, and stream fairly through it.
 
 Public API, re-exported here; everything in ``_``-prefixed modules is internal.
+Integrations with optional dependencies (LangChain, OpenTelemetry) import lazily.
 """
 
+from typing import Any
+
+from ._builder import TraceBuilder, tag
+from ._errors import (
+    FairstreamError,
+    MissingExtraError,
+    ServerError,
+    StreamError,
+    StreamProtocolError,
+    TransportError,
+)
+from ._logline import LOG_DATEFMT, LOG_FORMAT, LogSink, format_line
+from ._recorder import JsonlSink, Recorder, Sink, load_jsonl
+from ._stats import Percentiles, Summary, summarize
+from ._trace import SCHEMA, StreamTrace, Usage
 from ._version import __version__
+from .instrument import default_recorder, instrument
+from .instrument._http import ChatStream, StreamClient
 from .server import (
     PRESETS,
     CostModel,
@@ -16,15 +34,59 @@ from .server import (
     simulate,
 )
 
+_LAZY = {
+    "FairstreamCallbackHandler": ("fairstream.instrument._langchain", "FairstreamCallbackHandler"),
+    "OtelSink": ("fairstream._otel", "OtelSink"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import optional integrations on first use (they need their extras)."""
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'fairstream' has no attribute {name!r}")
+
+
 __all__ = [
+    "ChatStream",
     "CostModel",
+    "FairstreamCallbackHandler",
+    "FairstreamError",
+    "JsonlSink",
+    "LOG_DATEFMT",
+    "LOG_FORMAT",
+    "LogSink",
+    "MissingExtraError",
+    "OtelSink",
     "PRESETS",
+    "Percentiles",
+    "Recorder",
     "ReferenceServer",
+    "SCHEMA",
     "ServerConfig",
+    "ServerError",
     "ServerHandle",
     "SimRequest",
     "SimResult",
     "SimRun",
+    "Sink",
+    "StreamClient",
+    "StreamError",
+    "StreamProtocolError",
+    "StreamTrace",
+    "Summary",
+    "TraceBuilder",
+    "TransportError",
+    "Usage",
     "__version__",
+    "default_recorder",
+    "format_line",
+    "instrument",
+    "load_jsonl",
     "simulate",
+    "summarize",
+    "tag",
 ]

@@ -54,6 +54,7 @@ class _Parsed:
     max_tokens: int | None
     stream: bool
     include_usage: bool
+    continuous_usage: bool
     ignore_eos: bool
     seed: int | None
 
@@ -70,6 +71,8 @@ class OpenAIApp:
         self._ids = itertools.count(1)
         self._tag = secrets.token_hex(4)
         self.rejected: dict[int, int] = {}
+        # response id -> perf_counter() of each content chunk written (tests measure offsets)
+        self.emissions: dict[str, list[float]] | None = None
 
     def __call__(self, req: Request, ex: Exchange) -> None:
         try:
@@ -127,7 +130,19 @@ class OpenAIApp:
         offset = self.text.offset(key)
         sink: _StreamSink | _WholeSink
         if p.stream:
-            sink = _StreamSink(ex, fmt, self.text, offset, cfg.tokens_per_chunk, p)
+            emissions = None
+            if self.emissions is not None:
+                emissions = self.emissions[rid] = []
+            sink = _StreamSink(
+                ex,
+                fmt,
+                self.text,
+                offset,
+                cfg.tokens_per_chunk,
+                p,
+                cfg.role_chunk_on_admission,
+                emissions,
+            )
         else:
             sink = _WholeSink(ex, kind, rid, self.created, cfg.model, self.text, offset, p)
         try:
@@ -182,7 +197,19 @@ class OpenAIApp:
 class _StreamSink:
     """Writes SSE chunks as tokens come; coalesces ``tokens_per_chunk`` tokens a chunk."""
 
-    __slots__ = ("_done", "ex", "fmt", "offset", "p", "pending", "sent", "text", "tpc")
+    __slots__ = (
+        "emissions",
+        "ex",
+        "fmt",
+        "offset",
+        "p",
+        "pending",
+        "role_early",
+        "role_sent",
+        "sent",
+        "text",
+        "tpc",
+    )
 
     def __init__(
         self,
@@ -192,30 +219,49 @@ class _StreamSink:
         offset: int,
         tpc: int,
         p: _Parsed,
+        role_early: bool,
+        emissions: list[float] | None,
     ) -> None:
         self.ex, self.fmt, self.text, self.offset, self.tpc, self.p = ex, fmt, text, offset, tpc, p
+        self.role_early = role_early
+        self.emissions = emissions
         self.pending = 0
         self.sent = 0
-        self._done = False
+        self.role_sent = False
+
+    def on_admitted(self) -> None:
+        if self.role_early and not self.role_sent:
+            self.role_sent = True
+            self.ex.write(self.fmt.role())
 
     def on_tokens(self, n: int, total: int) -> None:
-        first = self.sent == 0 and self.pending == 0
+        head = b""
+        if not self.role_sent:
+            self.role_sent = True
+            head = self.fmt.role()
         self.pending += n
         if self.pending >= self.tpc:
-            self.ex.write((self.fmt.role() if first else b"") + self._flush())
-        elif first:
-            self.ex.write(self.fmt.role())
+            self.ex.write(head + self._flush())
+        elif head:
+            self.ex.write(head)
 
     def _flush(self) -> bytes:
         k, self.pending = self.pending, 0
         start, self.sent = self.sent, self.sent + k
         if k == 1:
-            return self.fmt.content(self.text.json_word(self.offset, start))
-        words = "".join(self.text.word(self.offset, start + i) for i in range(k))
-        return self.fmt.content(json.dumps(words).encode())
+            text = self.text.json_word(self.offset, start)
+        else:
+            words = "".join(self.text.word(self.offset, start + i) for i in range(k))
+            text = json.dumps(words).encode()
+        if self.emissions is not None:
+            self.emissions.append(time.perf_counter())
+        if self.p.continuous_usage:
+            return self.fmt.content(text, (self.p.prompt_tokens, self.sent))
+        return self.fmt.content(text)
 
     def on_finish(self, reason: str, completion_tokens: int) -> None:
-        out = self._flush() if self.pending else b""
+        out = b"" if self.role_sent else self.fmt.role()
+        out += self._flush() if self.pending else b""
         out += self.fmt.finish(reason)
         if self.p.include_usage:
             out += self.fmt.usage(self.p.prompt_tokens, completion_tokens)
@@ -241,6 +287,9 @@ class _WholeSink:
     ) -> None:
         self.ex, self.kind, self.rid, self.created, self.model = ex, kind, rid, created, model
         self.text, self.offset, self.p = text, offset, p
+
+    def on_admitted(self) -> None:
+        pass
 
     def on_tokens(self, n: int, total: int) -> None:
         pass
@@ -325,6 +374,7 @@ def _parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> _Par
     if opts is not None and not isinstance(opts, dict):
         raise _ApiError(400, "'stream_options' must be an object", param="stream_options")
     include_usage = bool(opts and opts.get("include_usage"))
+    continuous_usage = bool(opts and opts.get("continuous_usage_stats"))
     seed = body.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
         raise _ApiError(400, "'seed' must be an integer", param="seed")
@@ -335,6 +385,7 @@ def _parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> _Par
         max_tokens,
         stream,
         include_usage,
+        continuous_usage,
         _flag(body, "ignore_eos"),
         seed,
     )

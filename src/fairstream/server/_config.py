@@ -40,6 +40,7 @@ class ServerConfig:
     max_tokens_cap: int = 4096
     max_model_len: int = 32768
     tokens_per_chunk: int = 1
+    role_chunk_on_admission: bool = False  # OpenAI's habit; vLLM sends it with the first token
     model: str = "fairstream-ref"
     api_key: str | None = None
     host: str = "127.0.0.1"

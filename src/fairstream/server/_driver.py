@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-from ._types import Engine, Finished, SeqRequest, StepStarted, Tokens
+from ._types import Admitted, Engine, Finished, SeqRequest, StepStarted, Tokens
 
 __all__ = ["Driver", "Sink"]
 
@@ -32,6 +32,8 @@ _TOLERANCE_SHARE = 0.25
 
 class Sink(Protocol):
     """Where one request's events go (an SSE writer or a response collector)."""
+
+    def on_admitted(self) -> None: ...
 
     def on_tokens(self, n: int, total: int) -> None: ...
 
@@ -139,6 +141,10 @@ class Driver:
                     sink = self._sinks.pop(ev.rid, None)
                     if sink is not None:
                         self._call(ev.rid, sink.on_finish, ev.reason, ev.completion_tokens)
+                elif isinstance(ev, Admitted):
+                    sink = self._sinks.get(ev.rid)
+                    if sink is not None:
+                        self._call(ev.rid, sink.on_admitted)
                 elif isinstance(ev, StepStarted):
                     started = True
                     self.step_count += 1

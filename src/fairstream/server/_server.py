@@ -32,8 +32,15 @@ class ReferenceServer:
     ``server.base_url`` (``http://127.0.0.1:PORT/v1``) inside the running loop.
     """
 
-    def __init__(self, config: ServerConfig | None = None, **overrides: Any) -> None:
+    def __init__(
+        self,
+        config: ServerConfig | None = None,
+        *,
+        record_emissions: bool = False,
+        **overrides: Any,
+    ) -> None:
         base = config or ServerConfig()
+        self.record_emissions = record_emissions
         self.config = base.with_(**overrides) if overrides else base
         self.driver: Driver | None = None
         self.app: OpenAIApp | None = None
@@ -51,6 +58,13 @@ class ReferenceServer:
         return f"http://{host}:{self.port}/v1"
 
     @property
+    def emissions(self) -> dict[str, list[float]]:
+        """Response id -> perf_counter() of each content chunk written (record_emissions)."""
+        if self.app is None or self.app.emissions is None:
+            raise RuntimeError("start the server with record_emissions=True")
+        return self.app.emissions
+
+    @property
     def connections(self) -> int:
         return len(self._conns)
 
@@ -60,6 +74,8 @@ class ReferenceServer:
             raise RuntimeError("server already started")
         self.driver = Driver(cfg.build_engine(), cfg.time_scale)
         self.app = OpenAIApp(cfg, self.driver)
+        if self.record_emissions:
+            self.app.emissions = {}
         limits = HttpLimits(
             cfg.max_header_bytes,
             cfg.max_body_bytes,

@@ -60,9 +60,16 @@ class ChunkFormat:
         delta = {"role": "assistant", "content": ""}
         return _sse({**self._base, "choices": [self._choice(delta, None)]})
 
-    def content(self, json_text: bytes) -> bytes:
-        """A content chunk; ``json_text`` is already a JSON string literal."""
-        return self._prefix + json_text + self._suffix
+    def content(self, json_text: bytes, usage: tuple[int, int] | None = None) -> bytes:
+        """A content chunk; ``json_text`` is already a JSON string literal.
+
+        ``usage`` (prompt, completion so far) adds vLLM's ``continuous_usage_stats`` field.
+        """
+        if usage is None:
+            return self._prefix + json_text + self._suffix
+        p, c = usage
+        tail = f',"usage":{{"prompt_tokens":{p},"completion_tokens":{c},"total_tokens":{p + c}}}}}'
+        return self._prefix + json_text + self._suffix[:-3] + tail.encode() + b"\n\n"
 
     def finish(self, reason: str) -> bytes:
         return _sse({**self._base, "choices": [self._choice({}, reason)]})

@@ -1,0 +1,221 @@
+"""``TraceBuilder``: the mutable side of a trace while its stream is running (the hot path).
+
+Rule 1: per chunk it does one clock read and three list appends; everything else waits
+        for :meth:`TraceBuilder.finish`.
+Rule 2: ``finish`` runs exactly once, whatever ends the stream (exhaustion, error,
+        cancellation, early close); later calls return the trace already made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ._trace import Outcome, StreamTrace, Usage
+
+if TYPE_CHECKING:
+    from ._recorder import Recorder
+
+__all__ = ["TraceBuilder", "current_tags", "tag"]
+
+log = logging.getLogger("fairstream")
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tags:
+    label: str | None = None
+    request_id: str | None = None
+
+
+_TAGS: ContextVar[_Tags] = ContextVar("fairstream_tags", default=_Tags())  # noqa: B039 (frozen)
+
+
+@contextmanager
+def tag(label: str | None = None, request_id: str | int | None = None) -> Iterator[None]:
+    """Label (and optionally number) the instrumented requests made inside this block."""
+    token = _TAGS.set(_Tags(label, None if request_id is None else str(request_id)))
+    try:
+        yield
+    finally:
+        _TAGS.reset(token)
+
+
+def current_tags() -> tuple[str | None, str | None]:
+    """(label, request id) set by the innermost :func:`tag` block."""
+    tags = _TAGS.get()
+    return tags.label, tags.request_id
+
+
+class TraceBuilder:
+    """Collects one stream's events; :meth:`finish` turns them into a :class:`StreamTrace`."""
+
+    __slots__ = (
+        "_chars",
+        "_continuous_usage",
+        "_done",
+        "_finished_trace",
+        "_last_completion",
+        "_times",
+        "_tokens",
+        "base_url",
+        "client",
+        "content_parts",
+        "enqueued",
+        "finish_chunk",
+        "finish_reason",
+        "headers",
+        "label",
+        "max_tokens",
+        "model",
+        "recorder",
+        "request_id",
+        "response_id",
+        "retries",
+        "sent",
+        "status_code",
+        "usage",
+    )
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        *,
+        client: str,
+        model: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int | None = None,
+        label: str | None = None,
+        request_id: str | None = None,
+        enqueued: float | None = None,
+    ) -> None:
+        tag_label, tag_id = current_tags()
+        self.recorder = recorder
+        self.client = client
+        self.model = model
+        self.base_url = base_url
+        self.max_tokens = max_tokens
+        self.label = label if label is not None else tag_label
+        self.request_id = request_id or tag_id or str(next(_ids))
+        self.enqueued = enqueued
+        self.sent: float | None = None
+        self.headers: float | None = None
+        self.finish_chunk: float | None = None
+        self.finish_reason: str | None = None
+        self.response_id: str | None = None
+        self.usage: Usage | None = None
+        self.retries = 0
+        self.status_code: int | None = None
+        self.content_parts: list[str] | None = [] if recorder.keep_content else None
+        self._times: list[float] = []
+        self._tokens: list[int] = []
+        self._chars: list[int] = []
+        self._continuous_usage = False
+        self._last_completion = 0
+        self._done = False
+        self._finished_trace: StreamTrace | None = None
+
+    # -- events ---------------------------------------------------------------------------
+    def mark_sent(self) -> None:
+        self.sent = time.perf_counter()
+
+    def mark_headers(self, status_code: int | None = None) -> None:
+        self.headers = time.perf_counter()
+        self.status_code = status_code
+
+    def chunk(self, content: str | None, t: float | None = None) -> None:
+        """A chunk arrived (hot path); ``content`` is its text, if any."""
+        self._times.append(time.perf_counter() if t is None else t)
+        n = len(content) if content else 0
+        self._chars.append(n)
+        self._tokens.append(1 if n else 0)
+        if n and self.content_parts is not None:
+            self.content_parts.append(content)  # type: ignore[arg-type]
+        if self.recorder.chunk_debug:
+            log.debug("request %s chunk at %.6f (%d chars)", self.request_id, time.time(), n)
+
+    def chunk_usage(self, prompt: int | None, completion: int | None, total: int | None) -> None:
+        """Usage seen on a chunk: per-chunk (vLLM continuous stats) or the final usage chunk."""
+        self.usage = Usage(prompt, completion, total)
+        if completion is None or not self._times:
+            return
+        if self._chars[-1] > 0:  # usage riding on a content chunk: exact tokens per chunk
+            self._continuous_usage = True
+            self._tokens[-1] = completion - self._last_completion
+            self._last_completion = completion
+
+    def finish_seen(self, reason: str | None) -> None:
+        if reason and self.finish_reason is None:
+            self.finish_reason = reason
+            self.finish_chunk = self._times[-1] if self._times else time.perf_counter()
+
+    # -- end ---------------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def finish(self, outcome: Outcome = "ok", error: BaseException | None = None) -> StreamTrace:
+        """Freeze the trace and hand it to the recorder's sinks (once)."""
+        if self._finished_trace is not None:
+            return self._finished_trace
+        self._done = True
+        end = time.perf_counter()
+        if error is not None and isinstance(error, asyncio.CancelledError | GeneratorExit):
+            outcome = "cancelled"
+        o = self.recorder.origin
+        times = tuple(t - o for t in self._times)
+        content_idx = [i for i, c in enumerate(self._chars) if c]
+        usage = self.usage
+        counted = sum(self._tokens)
+        if usage is None or usage.completion_tokens is None:
+            prompt = usage.prompt_tokens if usage else None
+            usage = Usage(prompt, counted, None if prompt is None else prompt + counted, True)
+        trace = StreamTrace(
+            request_id=self.request_id,
+            label=self.label,
+            model=self.model,
+            base_url=self.base_url,
+            max_tokens=self.max_tokens,
+            client=self.client,
+            response_id=self.response_id,
+            enqueued=_rel(self.enqueued, o),
+            sent=_rel(self.sent, o),
+            headers=_rel(self.headers, o),
+            first_chunk=times[0] if times else None,
+            first_content=times[content_idx[0]] if content_idx else None,
+            last_content=times[content_idx[-1]] if content_idx else None,
+            finish_chunk=_rel(self.finish_chunk, o),
+            end=end - o,
+            chunk_times=times,
+            chunk_tokens=tuple(self._tokens),
+            chunk_chars=tuple(self._chars),
+            chunk_tokens_estimated=not self._continuous_usage,
+            usage=usage,
+            finish_reason=self.finish_reason,
+            retries=self.retries,
+            outcome=outcome if error is None or outcome != "ok" else "error",
+            error_type=None if error is None else type(error).__name__,
+            error_message=None if error is None else _message(error),
+            status_code=self.status_code,
+            wall_anchor=self.recorder.wall_anchor,
+            content="".join(self.content_parts) if self.content_parts is not None else None,
+        )
+        self._finished_trace = trace
+        self.recorder.emit(trace)
+        return trace
+
+
+def _rel(t: float | None, origin: float) -> float | None:
+    return None if t is None else t - origin
+
+
+def _message(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return text if len(text) <= 500 else text[:497] + "..."

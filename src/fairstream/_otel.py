@@ -1,0 +1,133 @@
+"""OpenTelemetry client metrics (GenAI semantic conventions), from finished traces.
+
+Only the client-side instruments: ``gen_ai.client.operation.duration``,
+``gen_ai.client.operation.time_to_first_chunk``, ``gen_ai.client.operation.time_per_output_chunk``
+and ``gen_ai.client.token.usage``, with the conventions' advisory bucket boundaries.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+from urllib.parse import urlsplit
+
+from ._errors import require
+from ._trace import StreamTrace
+
+__all__ = ["OtelSink"]
+
+_DURATION_BUCKETS = [
+    0.01,
+    0.02,
+    0.04,
+    0.08,
+    0.16,
+    0.32,
+    0.64,
+    1.28,
+    2.56,
+    5.12,
+    10.24,
+    20.48,
+    40.96,
+    81.92,
+]
+_CHUNK_BUCKETS = [
+    0.001,
+    0.005,
+    0.01,
+    0.02,
+    0.04,
+    0.06,
+    0.08,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+]
+_TOKEN_BUCKETS = [
+    1,
+    4,
+    16,
+    64,
+    256,
+    1024,
+    4096,
+    16384,
+    65536,
+    262144,
+    1048576,
+    4194304,
+    16777216,
+    67108864,
+]
+
+
+class OtelSink:
+    """Records each trace into OTel histograms (``meter_provider`` or the global one)."""
+
+    def __init__(self, meter_provider: Any = None, *, provider_name: str = "openai") -> None:
+        try:
+            from opentelemetry import metrics
+        except ImportError:
+            require("opentelemetry-api", "otel")
+        meter = (meter_provider or metrics.get_meter_provider()).get_meter("fairstream")
+        self.provider_name = provider_name
+        self.duration = meter.create_histogram(
+            "gen_ai.client.operation.duration",
+            unit="s",
+            description="GenAI operation duration",
+            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
+        )
+        self.ttfc = meter.create_histogram(
+            "gen_ai.client.operation.time_to_first_chunk",
+            unit="s",
+            description="Time to receive the first chunk of a streamed response",
+            explicit_bucket_boundaries_advisory=_CHUNK_BUCKETS,
+        )
+        self.per_chunk = meter.create_histogram(
+            "gen_ai.client.operation.time_per_output_chunk",
+            unit="s",
+            description="Time between consecutive chunks of a streamed response",
+            explicit_bucket_boundaries_advisory=_CHUNK_BUCKETS,
+        )
+        self.tokens = meter.create_histogram(
+            "gen_ai.client.token.usage",
+            unit="{token}",
+            description="Number of input and output tokens used",
+            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+        )
+
+    def __call__(self, trace: StreamTrace) -> None:
+        attrs: dict[str, Any] = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": self.provider_name,
+        }
+        if trace.model:
+            attrs["gen_ai.request.model"] = trace.model
+        if trace.base_url:
+            parts = urlsplit(trace.base_url)
+            if parts.hostname:
+                attrs["server.address"] = parts.hostname
+            if parts.port:
+                attrs["server.port"] = parts.port
+        if trace.outcome != "ok":
+            attrs["error.type"] = trace.error_type or trace.outcome
+        if trace.e2e is not None:
+            self.duration.record(trace.e2e, attrs)
+        if trace.outcome == "ok":
+            if trace.ttfc is not None:
+                self.ttfc.record(trace.ttfc, attrs)
+            times = trace.chunk_times
+            for a, b in pairwise(times):
+                self.per_chunk.record(b - a, attrs)
+        u = trace.usage
+        if u.prompt_tokens is not None:
+            self.tokens.record(u.prompt_tokens, {**attrs, "gen_ai.token.type": "input"})
+        if u.completion_tokens is not None:
+            self.tokens.record(u.completion_tokens, {**attrs, "gen_ai.token.type": "output"})

@@ -1,0 +1,53 @@
+"""Drop-in instrumentation for the three client families: openai SDK, LangChain, plain httpx."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar, cast
+
+from .._recorder import Recorder
+
+__all__ = ["default_recorder", "instrument"]
+
+T = TypeVar("T")
+_DEFAULT: Recorder | None = None
+
+
+def default_recorder() -> Recorder:
+    """The process-wide recorder used when ``instrument`` is given none (logs ``en`` lines)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        from .._logline import LogSink
+
+        _DEFAULT = Recorder([LogSink()])
+    return _DEFAULT
+
+
+def instrument(target: T, *, recorder: Recorder | None = None, label: str | None = None) -> T:
+    """Wrap an ``AsyncOpenAI`` client or a LangChain chat model so every call leaves a trace.
+
+    The result has the same type the caller relies on: a LangChain model stays a
+    ``BaseChatModel`` of its own class; an ``AsyncOpenAI`` client becomes a proxy that
+    forwards everything and instruments ``chat.completions.create`` and
+    ``completions.create``.
+    """
+    rec = recorder or default_recorder()
+    module = type(target).__module__
+    if module.startswith("openai"):
+        from ._openai import instrument_openai
+
+        return cast(T, instrument_openai(target, rec, label))
+    if _is_langchain_model(target):
+        from ._langchain import instrument_langchain
+
+        return cast(T, instrument_langchain(target, rec, label))
+    raise TypeError(
+        f"don't know how to instrument {type(target).__qualname__}: expected openai.AsyncOpenAI "
+        "or a LangChain BaseChatModel (for plain HTTP use fairstream.StreamClient)"
+    )
+
+
+def _is_langchain_model(target: Any) -> bool:
+    for cls in type(target).__mro__:
+        if cls.__name__ == "BaseChatModel" and cls.__module__.startswith("langchain_core"):
+            return True
+    return False

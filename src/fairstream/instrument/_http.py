@@ -1,0 +1,232 @@
+"""``StreamClient``: a lean OpenAI-compatible streaming client on httpx, traced.
+
+It is what the probe and the benchmarks use: one JSON parse and one trace event per
+chunk, SSE framing by ``httpx-sse``. Failures are translated into fairstream's exception
+tree (``ServerError``, ``TransportError``, ``StreamProtocolError``), each carrying the
+trace of what arrived before.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from types import TracebackType
+from typing import Any
+
+import anyio
+import httpx
+from httpx_sse import EventSource
+
+from .._builder import TraceBuilder
+from .._errors import ServerError, StreamError, StreamProtocolError, TransportError
+from .._recorder import Recorder
+from .._trace import StreamTrace
+
+__all__ = ["ChatStream", "StreamClient"]
+
+_TIMEOUT = httpx.Timeout(30.0, read=60.0)  # read: the longest silence between two chunks
+
+
+class StreamClient:
+    """Streams chat completions from an OpenAI-compatible ``base_url`` (``.../v1``)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        recorder: Recorder | None = None,
+        label: str | None = None,
+        timeout: float | httpx.Timeout = _TIMEOUT,
+        http: httpx.AsyncClient | None = None,
+        max_connections: int = 1000,
+    ) -> None:
+        if recorder is None:
+            from . import default_recorder
+
+            recorder = default_recorder()
+        self.base_url = base_url.rstrip("/")
+        self.recorder = recorder
+        self.label = label
+        headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+        self._own = http is None
+        self.http = http or httpx.AsyncClient(
+            timeout=timeout,
+            headers=headers,
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=100),
+        )
+        if http is not None and headers:
+            self.http.headers.update(headers)
+
+    def chat(
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        max_tokens: int | None = None,
+        include_usage: bool = True,
+        label: str | None = None,
+        request_id: str | None = None,
+        enqueued: float | None = None,
+        **body: Any,
+    ) -> ChatStream:
+        """An ``async with`` stream of chat chunks (dicts); its ``trace`` is set at the end."""
+        payload: dict[str, Any] = {"model": model, "messages": messages, "stream": True, **body}
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
+        if include_usage:
+            payload.setdefault("stream_options", {"include_usage": True})
+        builder = self.recorder.start(
+            client="httpx",
+            model=model,
+            base_url=self.base_url,
+            max_tokens=max_tokens,
+            label=label if label is not None else self.label,
+            request_id=request_id,
+            enqueued=enqueued,
+        )
+        return ChatStream(self.http, self.base_url + "/chat/completions", payload, builder)
+
+    async def complete(self, **kwargs: Any) -> StreamTrace:
+        """Run one streamed chat request to the end and return its trace."""
+        async with self.chat(**kwargs) as stream:
+            async for _ in stream:
+                pass
+        assert stream.trace is not None
+        return stream.trace
+
+    async def aclose(self) -> None:
+        if self._own:
+            await self.http.aclose()
+
+    async def __aenter__(self) -> StreamClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class ChatStream:
+    """One streamed request: ``async with client.chat(...) as s: async for chunk in s``."""
+
+    def __init__(
+        self, http: httpx.AsyncClient, url: str, payload: dict[str, Any], builder: TraceBuilder
+    ) -> None:
+        self._http = http
+        self._url = url
+        self._payload = payload
+        self._builder = builder
+        self._response: httpx.Response | None = None
+        self._events: AsyncIterator[Any] | None = None
+
+    @property
+    def trace(self) -> StreamTrace | None:
+        return self._builder._finished_trace
+
+    async def __aenter__(self) -> ChatStream:
+        b = self._builder
+        request = self._http.build_request("POST", self._url, json=self._payload)
+        b.mark_sent()
+        try:
+            response = await self._http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise self._fail(TransportError(f"{type(exc).__name__}: {exc}"), exc) from exc
+        except BaseException as exc:
+            b.finish(error=exc)
+            raise
+        b.mark_headers(response.status_code)
+        self._response = response
+        if response.status_code >= 400:
+            try:
+                body = await response.aread()
+            finally:
+                await self._close()
+            raise self._fail(_server_error(response.status_code, body))
+        self._events = EventSource(response).aiter_sse()
+        return self
+
+    def __aiter__(self) -> ChatStream:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        if self._events is None:
+            raise RuntimeError("use 'async with client.chat(...) as stream' before iterating")
+        b = self._builder
+        if b.done:
+            raise StopAsyncIteration
+        try:
+            event = await self._events.__anext__()
+        except StopAsyncIteration:
+            # closed without [DONE]: complete if the finish chunk came, else an error
+            if b.finish_reason is not None:
+                b.finish()
+                raise
+            raise self._fail(StreamProtocolError("stream ended without [DONE]")) from None
+        except httpx.HTTPError as exc:
+            raise self._fail(TransportError(f"{type(exc).__name__}: {exc}"), exc) from exc
+        except BaseException as exc:
+            b.finish(error=exc)
+            await self._close()
+            raise
+        data = event.data
+        if data == "[DONE]":
+            b.finish()
+            raise StopAsyncIteration
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise self._fail(StreamProtocolError(f"chunk is not JSON: {data[:200]!r}")) from None
+        if not isinstance(chunk, dict):
+            raise self._fail(StreamProtocolError(f"chunk is not an object: {data[:200]!r}"))
+        if "error" in chunk:
+            raise self._fail(_server_error(None, data.encode()))
+        choices = chunk.get("choices") or ()
+        if choices:
+            choice = choices[0]
+            delta = choice.get("delta")
+            b.chunk(delta.get("content") if delta else choice.get("text"))
+            reason = choice.get("finish_reason")
+            if reason:
+                b.finish_seen(reason)
+        else:
+            b.chunk(None)
+        if b.response_id is None:
+            b.response_id = chunk.get("id")
+        usage = chunk.get("usage")
+        if usage:
+            b.chunk_usage(
+                usage.get("prompt_tokens"),
+                usage.get("completion_tokens"),
+                usage.get("total_tokens"),
+            )
+        return chunk
+
+    def _fail(self, err: StreamError, cause: BaseException | None = None) -> StreamError:
+        err.trace = self._builder.finish(error=err)
+        return err
+
+    async def _close(self) -> None:
+        if self._response is not None:
+            with anyio.CancelScope(shield=True):
+                await self._response.aclose()
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        b = self._builder
+        if not b.done:
+            if ev is not None:
+                b.finish(error=ev)
+            else:  # left the block early
+                b.finish("ok" if b.finish_reason else "cancelled", None)
+        await self._close()
+
+
+def _server_error(status: int | None, body: bytes) -> ServerError:
+    try:
+        parsed = json.loads(body)
+        message = parsed["error"]["message"]
+    except (ValueError, KeyError, TypeError):
+        parsed, message = body[:500].decode("utf-8", "replace"), "server error"
+    where = f"HTTP {status}" if status else "in-band error"
+    return ServerError(f"{where}: {message}", status, parsed)

@@ -1,0 +1,160 @@
+"""LangChain: an async callback handler, and ``instrument(llm)`` that attaches it.
+
+``instrument`` returns a copy of the model *of its own class* with the handler in its
+``callbacks``, so ``astream``, ``ainvoke``, ``bind_tools``, ``with_structured_output`` and
+``with_config`` behave exactly as before and the result is still a ``BaseChatModel``.
+
+Rule 1: the handler runs inline (no task per event) and does constant work per chunk.
+Rule 2: the chunk time is taken in the first ``on_llm_new_token`` call for a chunk, the one
+        the provider's ``_astream`` makes right after parsing it from the wire; LangChain's
+        second call for the same chunk object, and its synthetic closing chunk, are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from .._builder import TraceBuilder
+from .._errors import require
+from .._recorder import Recorder
+
+try:
+    from langchain_core.callbacks import AsyncCallbackHandler
+    from langchain_core.outputs import ChatGenerationChunk, GenerationChunk, LLMResult
+except ImportError:  # pragma: no cover - exercised only without the extra
+    require("langchain-core", "langchain")
+
+__all__ = ["FairstreamCallbackHandler", "instrument_langchain"]
+
+
+class FairstreamCallbackHandler(AsyncCallbackHandler):
+    """Records a trace per chat-model run; attach it through ``callbacks=[...]``."""
+
+    run_inline = True  # called directly: no task or thread per event
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        *,
+        label: str | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        self.recorder = recorder
+        self.label = label
+        self.base_url = base_url
+        self._runs: dict[UUID, tuple[TraceBuilder, list[Any]]] = {}
+
+    async def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        metadata: dict[str, Any] | None = None,
+        invocation_params: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        params = invocation_params or kwargs.get("invocation_params") or {}
+        meta = metadata or {}
+        max_tokens = params.get("max_completion_tokens", params.get("max_tokens"))
+        builder = self.recorder.start(
+            client="langchain",
+            model=params.get("model") or params.get("model_name"),
+            base_url=self.base_url,
+            max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+            label=meta.get("fairstream_label", self.label),
+            request_id=None if meta.get("fairstream_id") is None else str(meta["fairstream_id"]),
+        )
+        builder.mark_sent()
+        self._runs[run_id] = (builder, [None])
+
+    async def on_llm_new_token(
+        self,
+        token: str | list[str | dict[str, Any]],
+        *,
+        chunk: GenerationChunk | ChatGenerationChunk | None = None,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        entry = self._runs.get(run_id)
+        if entry is None:
+            return
+        builder, last = entry
+        if chunk is not None and chunk is last[0]:
+            return  # LangChain's second report of the same chunk
+        message = getattr(chunk, "message", None)
+        if (
+            message is not None
+            and getattr(message, "chunk_position", None) == "last"
+            and not message.content
+            and not getattr(message, "usage_metadata", None)
+        ):
+            return  # synthetic closing chunk, never on the wire
+        last[0] = chunk
+        content = message.content if message is not None else token
+        builder.chunk(content if isinstance(content, str) else None)
+        if message is None:
+            return
+        if builder.response_id is None and message.id and not message.id.startswith("lc_run"):
+            builder.response_id = message.id
+        usage = message.usage_metadata
+        if usage:
+            builder.chunk_usage(
+                usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens")
+            )
+        reason = message.response_metadata.get("finish_reason")
+        if reason:
+            builder.finish_seen(reason)
+
+    async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        entry = self._runs.pop(run_id, None)
+        if entry is None:
+            return
+        builder = entry[0]
+        if builder.usage is None:
+            _usage_from_result(builder, response)
+        builder.finish()
+
+    async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        entry = self._runs.pop(run_id, None)
+        if entry is not None:
+            entry[0].status_code = getattr(error, "status_code", None)
+            entry[0].finish(error=error)
+
+
+def _usage_from_result(builder: TraceBuilder, response: LLMResult) -> None:
+    """A non-streamed run: usage and finish reason from the final result."""
+    for gens in response.generations:
+        for gen in gens:
+            message = getattr(gen, "message", None)
+            usage = getattr(message, "usage_metadata", None)
+            if usage:
+                builder.chunk_usage(
+                    usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens")
+                )
+            info = gen.generation_info or {}
+            builder.finish_seen(info.get("finish_reason"))
+            if message is not None and builder.response_id is None:
+                builder.response_id = message.response_metadata.get("id") or None
+
+
+def instrument_langchain(llm: Any, recorder: Recorder, label: str | None) -> Any:
+    """A copy of ``llm`` (same class) that reports every run to ``recorder``."""
+    base_url = getattr(llm, "openai_api_base", None) or getattr(llm, "base_url", None)
+    handler = FairstreamCallbackHandler(recorder, label=label, base_url=base_url)
+    existing = llm.callbacks
+    if existing is None:
+        callbacks: Any = [handler]
+    elif isinstance(existing, list):
+        callbacks = [*existing, handler]
+    else:  # a callback manager
+        callbacks = existing.copy()
+        callbacks.add_handler(handler, inherit=True)
+    update: dict[str, Any] = {"callbacks": callbacks}
+    fields = type(llm).model_fields
+    if "stream_usage" in fields and "stream_usage" not in llm.model_fields_set:
+        update["stream_usage"] = True  # ask for the usage chunk, as with the openai SDK
+    return llm.model_copy(update=update)

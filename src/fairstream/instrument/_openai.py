@@ -1,0 +1,200 @@
+"""openai SDK: a client proxy whose ``create`` returns a traced proxy of the SDK's stream.
+
+Works whether the SDK runs on httpx (openai 1.x/2.x) or httpx2 (3.x): it only touches
+the SDK's public objects. Streaming calls get ``stream_options={"include_usage": True}``
+unless the caller passed ``stream_options`` (then tokens may be counted, ``estimated``).
+
+Rule 1: the trace is finished exactly once: exhaustion, error, cancellation, close,
+        ``async with`` exit, or (last resort) garbage collection of an abandoned stream.
+Rule 2: the caller sees the SDK's own exceptions, untouched.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+import anyio
+
+from .._builder import TraceBuilder
+from .._recorder import Recorder
+
+__all__ = ["InstrumentedStream", "instrument_openai"]
+
+
+class _Forward:
+    """Forwards unknown attributes to the wrapped object."""
+
+    _inner: Any
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def instrument_openai(client: Any, recorder: Recorder, label: str | None) -> Any:
+    if not hasattr(client, "chat") or not hasattr(client, "base_url"):
+        raise TypeError(f"{type(client).__qualname__} is not an openai client")
+    if not type(client).__name__.startswith("Async"):
+        raise TypeError("fairstream instruments openai.AsyncOpenAI (the async client)")
+    return InstrumentedAsyncOpenAI(client, recorder, label)
+
+
+class InstrumentedAsyncOpenAI(_Forward):
+    """``AsyncOpenAI`` with traced ``chat.completions.create`` and ``completions.create``."""
+
+    def __init__(self, client: Any, recorder: Recorder, label: str | None) -> None:
+        self._inner = client
+        self.fairstream_recorder = recorder
+        self._label = label
+        self.chat = _Chat(client.chat, self)
+        self.completions = _Completions(client.completions, self)
+
+    def with_options(self, **options: Any) -> InstrumentedAsyncOpenAI:
+        return InstrumentedAsyncOpenAI(
+            self._inner.with_options(**options), self.fairstream_recorder, self._label
+        )
+
+    async def __aenter__(self) -> InstrumentedAsyncOpenAI:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._inner.__aexit__(*exc)
+
+
+class _Chat(_Forward):
+    def __init__(self, chat: Any, owner: InstrumentedAsyncOpenAI) -> None:
+        self._inner = chat
+        self.completions = _Completions(chat.completions, owner)
+
+
+class _Completions(_Forward):
+    def __init__(self, completions: Any, owner: InstrumentedAsyncOpenAI) -> None:
+        self._inner = completions
+        self._owner = owner
+
+    async def create(self, **kwargs: Any) -> Any:
+        owner = self._owner
+        streaming = bool(kwargs.get("stream"))
+        if streaming and "stream_options" not in kwargs:
+            kwargs["stream_options"] = {"include_usage": True}
+        max_tokens = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
+        builder = owner.fairstream_recorder.start(
+            client="openai",
+            model=kwargs.get("model"),
+            base_url=str(owner._inner.base_url),
+            max_tokens=max_tokens if isinstance(max_tokens, int) else None,
+            label=owner._label,
+        )
+        builder.mark_sent()
+        try:
+            result = await self._inner.create(**kwargs)
+        except BaseException as exc:
+            builder.status_code = getattr(exc, "status_code", None)
+            builder.finish(error=exc)
+            raise
+        builder.mark_headers(200)
+        if streaming:
+            return InstrumentedStream(result, builder)
+        _record_whole(builder, result)
+        builder.finish()
+        return result
+
+
+def _record_whole(builder: TraceBuilder, result: Any) -> None:
+    """A non-streamed answer: no chunks, but usage, finish reason and id."""
+    builder.response_id = getattr(result, "id", None)
+    usage = getattr(result, "usage", None)
+    if usage is not None:
+        builder.chunk_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
+    choices = getattr(result, "choices", None) or []
+    if choices:
+        builder.finish_seen(choices[0].finish_reason)
+
+
+class InstrumentedStream(_Forward):
+    """The SDK's ``AsyncStream``, with every chunk stamped on arrival."""
+
+    def __init__(self, stream: Any, builder: TraceBuilder) -> None:
+        self._inner = stream
+        self._builder = builder
+        self._closed = False
+
+    @property
+    def trace(self) -> Any:
+        """The finished trace, or None while the stream runs."""
+        return self._builder._finished_trace
+
+    def __aiter__(self) -> InstrumentedStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            chunk = await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._builder.finish()
+            raise
+        except BaseException as exc:
+            self._builder.finish(error=exc)
+            await self._close_quietly()
+            raise
+        b = self._builder
+        choices = chunk.choices
+        if choices:
+            choice = choices[0]
+            delta = getattr(choice, "delta", None)
+            b.chunk(delta.content if delta is not None else getattr(choice, "text", None))
+            if choice.finish_reason:
+                b.finish_seen(choice.finish_reason)
+        else:
+            b.chunk(None)
+        if b.response_id is None:
+            b.response_id = chunk.id
+        usage = chunk.usage
+        if usage is not None:
+            b.chunk_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
+        return chunk
+
+    async def close(self) -> None:
+        """Close the connection; an unfinished trace ends ``cancelled`` (closed by caller)."""
+        if not self._builder.done:
+            if self._builder.finish_reason:
+                self._builder.finish("ok")
+            else:
+                self._builder.finish("cancelled", ClosedByCaller())
+        await self._close_quietly()
+
+    async def _close_quietly(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            await self._inner.close()
+
+    async def __aenter__(self) -> InstrumentedStream:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if ev is not None and not self._builder.done:
+            self._builder.finish(error=ev)
+        await self.close()
+
+    def __del__(self) -> None:
+        if not self._builder.done:
+            self._builder.finish("cancelled", StreamAbandoned())
+
+
+class ClosedByCaller(Exception):
+    """The caller closed the stream before it ended."""
+
+    def __str__(self) -> str:
+        return "stream closed by the caller before it ended"
+
+
+class StreamAbandoned(Exception):
+    """The stream object was dropped unfinished and unclosed."""
+
+    def __str__(self) -> str:
+        return "stream dropped before it ended, without close()"
