@@ -4,7 +4,7 @@ Public API, re-exported here; everything in ``_``-prefixed modules is internal.
 Integrations with optional dependencies (LangChain, OpenTelemetry) import lazily.
 """
 
-from typing import Any
+from typing import Any as _Any
 
 from ._builder import TraceBuilder, tag
 from ._errors import (
@@ -40,7 +40,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """Import optional integrations on first use (they need their extras)."""
     if name in _LAZY:
         import importlib

@@ -39,6 +39,7 @@ _HELP = {
     "max_tokens_cap": "Largest max_tokens accepted (400 above).",
     "max_model_len": "Context length: prompt plus max_tokens.",
     "tokens_per_chunk": "Tokens coalesced into one SSE chunk.",
+    "record_emissions": "Keep each chunk's write time (CLOCK_MONOTONIC) at /debug/emissions.",
     "role_chunk_on_admission": "Send the role chunk when prefill starts, not with the first token.",
     "model": "Model name the server answers to.",
     "api_key": "Require this bearer key on /v1 routes.",

@@ -5,19 +5,23 @@
 ``with_config`` behave exactly as before and the result is still a ``BaseChatModel``.
 
 Rule 1: the handler runs inline (no task per event) and does constant work per chunk.
-Rule 2: the chunk time is taken in the first ``on_llm_new_token`` call for a chunk, the one
-        the provider's ``_astream`` makes right after parsing it from the wire; LangChain's
-        second call for the same chunk object, and its synthetic closing chunk, are ignored.
+Rule 2: chunk times come from the wire when the model talks through the openai SDK
+        (``ChatOpenAI`` and kin): the copy's ``async_client`` is a thin proxy that stamps
+        each SDK chunk's bytes on arrival and hands the stamp to the run's trace. Other
+        models are stamped when LangChain reports the chunk. A repeated report of the
+        same chunk object, and LangChain's synthetic closing chunk, are ignored.
 """
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
 
 from .._builder import TraceBuilder
 from .._errors import require
 from .._recorder import Recorder
+from ._stamp import stamp_response
 
 try:
     from langchain_core.callbacks import AsyncCallbackHandler
@@ -26,6 +30,10 @@ except ImportError:  # pragma: no cover - exercised only without the extra
     require("langchain-core", "langchain")
 
 __all__ = ["FairstreamCallbackHandler", "instrument_langchain"]
+
+# The stamp slot of the run being started in this task: [arrival of the latest SDK chunk].
+# Set by the handler (called inline by the model's astream), read by the client proxy.
+_RUN_SLOT: ContextVar[list[float | None] | None] = ContextVar("fairstream_lc_slot", default=None)
 
 
 class FairstreamCallbackHandler(AsyncCallbackHandler):
@@ -43,7 +51,8 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         self.recorder = recorder
         self.label = label
         self.base_url = base_url
-        self._runs: dict[UUID, tuple[TraceBuilder, list[Any]]] = {}
+        # run id -> (builder, [last chunk object], [wire arrival of the current chunk])
+        self._runs: dict[UUID, tuple[TraceBuilder, list[Any], list[float | None]]] = {}
 
     async def on_chat_model_start(
         self,
@@ -67,7 +76,9 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
             request_id=None if meta.get("fairstream_id") is None else str(meta["fairstream_id"]),
         )
         builder.mark_sent()
-        self._runs[run_id] = (builder, [None])
+        slot: list[float | None] = [None]
+        self._runs[run_id] = (builder, [None], slot)
+        _RUN_SLOT.set(slot)
 
     async def on_llm_new_token(
         self,
@@ -82,7 +93,7 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         entry = self._runs.get(run_id)
         if entry is None:
             return
-        builder, last = entry
+        builder, last, slot = entry
         if chunk is not None and chunk is last[0]:
             return  # LangChain's second report of the same chunk
         message = getattr(chunk, "message", None)
@@ -94,8 +105,9 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         ):
             return  # synthetic closing chunk, never on the wire
         last[0] = chunk
+        stamp, slot[0] = slot[0], None
         content = message.content if message is not None else token
-        builder.chunk(content if isinstance(content, str) else None)
+        builder.chunk(content if isinstance(content, str) else None, stamp)
         if message is None:
             return
         if builder.response_id is None and message.id and not message.id.startswith("lc_run"):
@@ -154,7 +166,59 @@ def instrument_langchain(llm: Any, recorder: Recorder, label: str | None) -> Any
         callbacks = existing.copy()
         callbacks.add_handler(handler, inherit=True)
     update: dict[str, Any] = {"callbacks": callbacks}
+    client = getattr(llm, "async_client", None)
+    if (
+        client is not None
+        and hasattr(client, "create")
+        and "async_client" in type(llm).model_fields
+    ):
+        update["async_client"] = _StampingCompletions(client)
     fields = type(llm).model_fields
     if "stream_usage" in fields and "stream_usage" not in llm.model_fields_set:
         update["stream_usage"] = True  # ask for the usage chunk, as with the openai SDK
     return llm.model_copy(update=update)
+
+
+class _StampingCompletions:
+    """Stands in for the SDK's ``chat.completions``; streams come back arrival-stamped."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def create(self, **kwargs: Any) -> Any:
+        slot = _RUN_SLOT.get()
+        result = await self._inner.create(**kwargs)
+        if slot is None or not kwargs.get("stream"):
+            return result
+        return _StampingStream(result, slot)
+
+
+class _StampingStream:
+    """The SDK stream, unchanged, but each chunk leaves its arrival time in the run's slot."""
+
+    def __init__(self, stream: Any, slot: list[float | None]) -> None:
+        self._inner = stream
+        self._slot = slot
+        self._arrivals = stamp_response(getattr(stream, "response", None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __aiter__(self) -> _StampingStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        chunk = await self._inner.__anext__()
+        arrivals = self._arrivals
+        self._slot[0] = arrivals.popleft() if arrivals else None
+        return chunk
+
+    async def __aenter__(self) -> _StampingStream:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)

@@ -18,6 +18,7 @@ import anyio
 
 from .._builder import TraceBuilder
 from .._recorder import Recorder
+from ._stamp import stamp_response
 
 __all__ = ["InstrumentedStream", "instrument_openai"]
 
@@ -119,6 +120,7 @@ class InstrumentedStream(_Forward):
         self._inner = stream
         self._builder = builder
         self._closed = False
+        self._arrivals = stamp_response(getattr(stream, "response", None))
 
     @property
     def trace(self) -> Any:
@@ -139,15 +141,17 @@ class InstrumentedStream(_Forward):
             await self._close_quietly()
             raise
         b = self._builder
+        arrivals = self._arrivals
+        t = arrivals.popleft() if arrivals else None
         choices = chunk.choices
         if choices:
             choice = choices[0]
             delta = getattr(choice, "delta", None)
-            b.chunk(delta.content if delta is not None else getattr(choice, "text", None))
+            b.chunk(delta.content if delta is not None else getattr(choice, "text", None), t)
             if choice.finish_reason:
                 b.finish_seen(choice.finish_reason)
         else:
-            b.chunk(None)
+            b.chunk(None, t)
         if b.response_id is None:
             b.response_id = chunk.id
         usage = chunk.usage

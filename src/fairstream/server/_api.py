@@ -84,6 +84,9 @@ class OpenAIApp:
     # -- routing ------------------------------------------------------------------------
     def _route(self, req: Request, ex: Exchange) -> None:
         path = req.path.rstrip("/") or "/"
+        if path == "/debug/emissions" and self.emissions is not None:
+            ex.respond(200, _JSON, json.dumps(self.emissions).encode())
+            return
         if path in ("/health", "/metrics", "/v1/models"):
             if req.method not in ("GET", "HEAD"):
                 raise _ApiError(405, f"{req.method} not allowed on {path}")

@@ -41,6 +41,7 @@ class ServerConfig:
     max_model_len: int = 32768
     tokens_per_chunk: int = 1
     role_chunk_on_admission: bool = False  # OpenAI's habit; vLLM sends it with the first token
+    record_emissions: bool = False  # keep chunk write times, served on GET /debug/emissions
     model: str = "fairstream-ref"
     api_key: str | None = None
     host: str = "127.0.0.1"

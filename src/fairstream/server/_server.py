@@ -74,7 +74,7 @@ class ReferenceServer:
             raise RuntimeError("server already started")
         self.driver = Driver(cfg.build_engine(), cfg.time_scale)
         self.app = OpenAIApp(cfg, self.driver)
-        if self.record_emissions:
+        if self.record_emissions or cfg.record_emissions:
             self.app.emissions = {}
         limits = HttpLimits(
             cfg.max_header_bytes,
@@ -126,10 +126,10 @@ class ReferenceServer:
     @classmethod
     @contextlib.contextmanager
     def in_thread(
-        cls, config: ServerConfig | None = None, **overrides: Any
+        cls, config: ServerConfig | None = None, *, record_emissions: bool = False, **overrides: Any
     ) -> Iterator[ServerHandle]:
-        """Run the server on its own event loop in a daemon thread."""
-        server = cls(config, **overrides)
+        """Run the server on its own event loop in a daemon thread (``handle.server`` is it)."""
+        server = cls(config, record_emissions=record_emissions, **overrides)
         ready = threading.Event()
         loop = asyncio.new_event_loop()
         failure: list[BaseException] = []
@@ -160,7 +160,7 @@ class ReferenceServer:
             thread.join()
             raise failure[0]
         try:
-            yield ServerHandle(server.base_url, server.config)
+            yield ServerHandle(server.base_url, server.config, server=server)
         finally:
             loop.call_soon_threadsafe(task_holder[0].cancel)
             thread.join(timeout=10)
@@ -200,10 +200,17 @@ class ReferenceServer:
 class ServerHandle:
     """Where an off-loop server listens."""
 
-    def __init__(self, base_url: str, config: ServerConfig, pid: int | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        config: ServerConfig,
+        pid: int | None = None,
+        server: ReferenceServer | None = None,
+    ) -> None:
         self.base_url = base_url
         self.config = config
         self.pid = pid
+        self.server = server  # the in-process server object (threads only)
 
     def __repr__(self) -> str:
         return f"ServerHandle({self.base_url!r}, pid={self.pid})"
