@@ -83,7 +83,7 @@ class _Completions(_Forward):
         builder = owner.fairstream_recorder.start(
             client="openai",
             model=kwargs.get("model"),
-            base_url=str(owner._inner.base_url),
+            base_url=str(owner._inner.base_url).rstrip("/"),
             max_tokens=max_tokens if isinstance(max_tokens, int) else None,
             label=owner._label,
         )

@@ -48,7 +48,8 @@ class Driver:
         self.time_scale = time_scale
         self._t0 = time.perf_counter()
         self._sinks: dict[str, Sink] = {}
-        self._kick = asyncio.Event()
+        self._kicked = False
+        self._wake: asyncio.Future[bool] | None = None
         self._task: asyncio.Task[None] | None = None
         self.step_late_sum = 0.0  # real seconds steps started after they were due
         self.step_late_max = 0.0
@@ -69,13 +70,13 @@ class Driver:
         """Queue a request; raises ``QueueFull`` or ``ValueError`` from the engine."""
         self.engine.add(req, self.now())
         self._sinks[req.rid] = sink
-        self._kick.set()
+        self._kick()
 
     def cancel(self, rid: str) -> None:
         """The client went away: forget its sink and free its place in the engine."""
         if self._sinks.pop(rid, None) is not None:
             self.engine.abort(rid, self.now())
-            self._kick.set()
+            self._kick()
             self._notify()
 
     async def wait_until(self, predicate: Callable[[], bool]) -> None:
@@ -106,23 +107,46 @@ class Driver:
         task.cancel()
         await asyncio.wait([task])
 
+    def _kick(self) -> None:
+        """Something changed (arrival, abort): the step loop should look again."""
+        self._kicked = True
+        wake = self._wake
+        if wake is not None and not wake.done():
+            wake.set_result(True)
+
+    async def _sleep(self, delay: float | None) -> bool:
+        """Sleep ``delay`` seconds (None: until kicked); True if a kick ended it.
+
+        Not ``asyncio.wait_for``: on Python 3.11 it can swallow a cancellation that
+        arrives as its timeout fires, and the step loop would then never stop.
+        """
+        if self._kicked:
+            self._kicked = False
+            return True
+        loop = asyncio.get_running_loop()
+        wake = self._wake = loop.create_future()
+        timer = None
+        if delay is not None:
+            timer = loop.call_later(delay, _resolve, wake)
+        try:
+            return await wake
+        finally:
+            self._wake = None
+            self._kicked = False
+            if timer is not None:
+                timer.cancel()
+
     async def _run(self) -> None:
         while True:
             wake = self.engine.next_wakeup()
             if wake is None:
-                await self._kick.wait()
-                self._kick.clear()
+                await self._sleep(None)
                 continue
             delay = (wake - self.now()) * self.time_scale
             if delay <= 0:
                 await asyncio.sleep(0)  # behind schedule: still let I/O run between steps
-            else:
-                self._kick.clear()
-                try:
-                    await asyncio.wait_for(self._kick.wait(), delay)
-                    continue  # something arrived: look again
-                except TimeoutError:
-                    pass
+            elif await self._sleep(delay):
+                continue  # something arrived: look again
             now = self.now()
             if wake != -math.inf and wake <= now:
                 late = (now - wake) * self.time_scale
@@ -155,8 +179,7 @@ class Driver:
                 self._notify()
             if not started and self.engine.next_wakeup() == -math.inf:
                 # Work exists but nothing fits this instant; wait for a change.
-                await self._kick.wait()
-                self._kick.clear()
+                await self._sleep(None)
 
     def _call(self, rid: str, fn: object, *args: object) -> None:
         try:
@@ -165,3 +188,8 @@ class Driver:
             self.sink_errors += 1
             log.exception("sink for %s failed; dropping it", rid)
             self.cancel(rid)
+
+
+def _resolve(fut: asyncio.Future[bool]) -> None:
+    if not fut.done():
+        fut.set_result(False)

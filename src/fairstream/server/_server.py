@@ -66,7 +66,13 @@ class ReferenceServer:
 
     @property
     def connections(self) -> int:
+        """Open client connections, idle keep-alive ones included."""
         return len(self._conns)
+
+    @property
+    def busy_connections(self) -> int:
+        """Connections with a request in flight (a response not yet finished)."""
+        return sum(1 for c in self._conns if c.exchange is not None)
 
     async def start(self) -> None:
         cfg = self.config
