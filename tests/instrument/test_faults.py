@@ -90,9 +90,10 @@ async def test_http_error_status_is_a_server_error_with_a_trace() -> None:
 
 async def test_openai_error_before_the_stream_is_recorded() -> None:
     rec = Recorder()
-    async with ReferenceServer(FAST) as server, openai.AsyncOpenAI(
-        base_url=server.base_url, api_key="k", max_retries=0
-    ) as raw:
+    async with (
+        ReferenceServer(FAST) as server,
+        openai.AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0) as raw,
+    ):
         client = fairstream.instrument(raw, recorder=rec)
         with pytest.raises(openai.NotFoundError):
             await client.chat.completions.create(

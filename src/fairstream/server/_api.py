@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ._config import ServerConfig
 from ._driver import Driver
 from ._http import Exchange, Request
-from ._lengths import TokenText, count_prompt_tokens
+from ._lengths import Answer, JsonAnswer, TokenText, count_prompt_tokens
 from ._types import QueueFull, SeqRequest
 from ._wire import DONE, ChunkFormat, error_json
 
@@ -57,6 +57,7 @@ class _Parsed:
     continuous_usage: bool
     ignore_eos: bool
     seed: int | None
+    response_format: dict[str, Any] | None
 
 
 class OpenAIApp:
@@ -126,11 +127,16 @@ class OpenAIApp:
         rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{self._tag}{n:x}"
         limit = min(p.max_tokens or cfg.max_tokens_cap, cfg.max_tokens_cap)
         key = f"{p.seed}:{p.prompt}" if p.seed is not None else str(n)
-        out = limit if p.ignore_eos else min(limit, self.lengths.draw(key))
+        answer: Answer = (
+            JsonAnswer(p.response_format, self.text, self.text.offset(key))
+            if p.response_format is not None
+            else self.text.answer(key)
+        )
+        natural = answer.length if answer.length is not None else self.lengths.draw(key)
+        out = limit if p.ignore_eos else min(limit, natural)
         reason: Literal["stop", "length"] = "length" if out >= limit else "stop"
         seq = SeqRequest(rid, p.prompt_tokens, out, reason)
         fmt = ChunkFormat(kind, rid, self.created, cfg.model)
-        offset = self.text.offset(key)
         sink: _StreamSink | _WholeSink
         if p.stream:
             emissions = None
@@ -139,15 +145,14 @@ class OpenAIApp:
             sink = _StreamSink(
                 ex,
                 fmt,
-                self.text,
-                offset,
+                answer,
                 cfg.tokens_per_chunk,
                 p,
                 cfg.role_chunk_on_admission,
                 emissions,
             )
         else:
-            sink = _WholeSink(ex, kind, rid, self.created, cfg.model, self.text, offset, p)
+            sink = _WholeSink(ex, kind, rid, self.created, cfg.model, answer, p)
         try:
             self.driver.submit(seq, sink)
         except QueueFull as exc:
@@ -204,7 +209,6 @@ class _StreamSink:
         "emissions",
         "ex",
         "fmt",
-        "offset",
         "p",
         "pending",
         "role_early",
@@ -218,14 +222,13 @@ class _StreamSink:
         self,
         ex: Exchange,
         fmt: ChunkFormat,
-        text: TokenText,
-        offset: int,
+        text: Answer,
         tpc: int,
         p: _Parsed,
         role_early: bool,
         emissions: list[float] | None,
     ) -> None:
-        self.ex, self.fmt, self.text, self.offset, self.tpc, self.p = ex, fmt, text, offset, tpc, p
+        self.ex, self.fmt, self.text, self.tpc, self.p = ex, fmt, text, tpc, p
         self.role_early = role_early
         self.emissions = emissions
         self.pending = 0
@@ -252,9 +255,9 @@ class _StreamSink:
         k, self.pending = self.pending, 0
         start, self.sent = self.sent, self.sent + k
         if k == 1:
-            text = self.text.json_word(self.offset, start)
+            text = self.text.json_word(start)
         else:
-            words = "".join(self.text.word(self.offset, start + i) for i in range(k))
+            words = "".join(self.text.word(start + i) for i in range(k))
             text = json.dumps(words).encode()
         if self.emissions is not None:
             self.emissions.append(time.perf_counter())
@@ -275,7 +278,7 @@ class _StreamSink:
 class _WholeSink:
     """Collects a non-streamed answer and sends it in one response."""
 
-    __slots__ = ("created", "ex", "kind", "model", "offset", "p", "rid", "text")
+    __slots__ = ("created", "ex", "kind", "model", "p", "rid", "text")
 
     def __init__(
         self,
@@ -284,12 +287,11 @@ class _WholeSink:
         rid: str,
         created: int,
         model: str,
-        text: TokenText,
-        offset: int,
+        text: Answer,
         p: _Parsed,
     ) -> None:
         self.ex, self.kind, self.rid, self.created, self.model = ex, kind, rid, created, model
-        self.text, self.offset, self.p = text, offset, p
+        self.text, self.p = text, p
 
     def on_admitted(self) -> None:
         pass
@@ -298,7 +300,7 @@ class _WholeSink:
         pass
 
     def on_finish(self, reason: str, completion_tokens: int) -> None:
-        content = "".join(self.text.word(self.offset, i) for i in range(completion_tokens))
+        content = "".join(self.text.word(i) for i in range(completion_tokens))
         usage = {
             "prompt_tokens": self.p.prompt_tokens,
             "completion_tokens": completion_tokens,
@@ -391,7 +393,23 @@ def _parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> _Par
         continuous_usage,
         _flag(body, "ignore_eos"),
         seed,
+        _response_format(body.get("response_format")),
     )
+
+
+def _response_format(value: Any) -> dict[str, Any] | None:
+    """``json_object`` / ``json_schema`` formats get a JSON answer; ``text`` or none, prose."""
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+        raise _ApiError(
+            400, "'response_format' must be an object with a 'type'", param="response_format"
+        )
+    if value["type"] not in ("text", "json_object", "json_schema"):
+        raise _ApiError(
+            400, f"unknown response_format type {value['type']!r}", param="response_format"
+        )
+    return None if value["type"] == "text" else value
 
 
 def _flag(body: dict[str, Any], name: str) -> bool:

@@ -124,7 +124,8 @@ class Driver:
             self._kicked = False
             return True
         loop = asyncio.get_running_loop()
-        wake = self._wake = loop.create_future()
+        wake: asyncio.Future[bool] = loop.create_future()
+        self._wake = wake
         timer = None
         if delay is not None:
             timer = loop.call_later(delay, _resolve, wake)

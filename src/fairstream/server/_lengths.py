@@ -11,9 +11,17 @@ import json
 import math
 import random
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, Protocol
 
-__all__ = ["Distribution", "OutputLengths", "TokenText", "count_prompt_tokens"]
+__all__ = [
+    "Answer",
+    "Distribution",
+    "JsonAnswer",
+    "OutputLengths",
+    "TokenText",
+    "WordAnswer",
+    "count_prompt_tokens",
+]
 
 Distribution = Literal["exponential", "uniform", "fixed"]
 
@@ -96,6 +104,80 @@ class TokenText:
 
     def json_word(self, offset: int, index: int) -> bytes:
         return self.json_words[(offset + index) % len(self.json_words)]
+
+    def answer(self, key: str) -> WordAnswer:
+        return WordAnswer(self, self.offset(key))
+
+
+class Answer(Protocol):
+    """The text of one answer, token by token."""
+
+    length: int | None  # a fixed length (JSON answers), or None: as long as asked
+
+    def word(self, index: int) -> str: ...
+
+    def json_word(self, index: int) -> bytes: ...
+
+
+class WordAnswer:
+    """Prose: vocabulary words from a per-request offset, as long as the length asked."""
+
+    __slots__ = ("length", "offset", "vocab")
+    length: int | None
+
+    def __init__(self, vocab: TokenText, offset: int) -> None:
+        self.vocab, self.offset, self.length = vocab, offset, None
+
+    def word(self, index: int) -> str:
+        return self.vocab.word(self.offset, index)
+
+    def json_word(self, index: int) -> bytes:
+        return self.vocab.json_word(self.offset, index)
+
+
+class JsonAnswer:
+    """A JSON object for ``response_format`` requests, cut into 4-character tokens."""
+
+    __slots__ = ("length", "pieces")
+    length: int | None
+
+    def __init__(self, response_format: dict[str, Any], vocab: TokenText, offset: int) -> None:
+        schema: Any = None
+        if response_format.get("type") == "json_schema":
+            schema = (response_format.get("json_schema") or {}).get("schema")
+        obj = _fill(schema, vocab, offset)
+        if not isinstance(obj, dict):
+            obj = {"answer": obj}
+        text = json.dumps(obj)
+        self.pieces = [text[i : i + 4] for i in range(0, len(text), 4)]
+        self.length = len(self.pieces)
+
+    def word(self, index: int) -> str:
+        return self.pieces[index] if index < len(self.pieces) else " "
+
+    def json_word(self, index: int) -> bytes:
+        return json.dumps(self.word(index)).encode()
+
+
+def _fill(schema: Any, vocab: TokenText, offset: int) -> Any:
+    """A value that satisfies a (simple) JSON schema, made of vocabulary words."""
+    if not isinstance(schema, dict):
+        return " ".join(vocab.word(offset, i).strip() for i in range(3))
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        props = schema.get("properties") or {}
+        return {name: _fill(sub, vocab, offset + i) for i, (name, sub) in enumerate(props.items())}
+    if kind == "integer":
+        return 1
+    if kind == "number":
+        return 1.5
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return [_fill(schema.get("items"), vocab, offset)]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    return " ".join(vocab.word(offset, i).strip() for i in range(3))
 
 
 def count_prompt_tokens(text: str, extra_parts: int = 0) -> int:
