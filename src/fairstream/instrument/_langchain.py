@@ -1,19 +1,25 @@
-"""LangChain: an async callback handler, and ``instrument(llm)`` that attaches it.
+"""LangChain: ``instrument(llm)`` and :class:`FairstreamCallbackHandler`.
 
 ``instrument`` returns a copy of the model *of its own class* with the handler in its
-``callbacks``, so ``astream``, ``ainvoke``, ``bind_tools``, ``with_structured_output`` and
-``with_config`` behave exactly as before and the result is still a ``BaseChatModel``.
+``callbacks``, so ``astream``, ``ainvoke``, ``bind_tools``, ``with_structured_output``
+and ``with_config`` behave exactly as before and the result is still a ``BaseChatModel``.
 
-Rule 1: the handler runs inline (no task per event) and does constant work per chunk.
-Rule 2: chunk times come from the wire when the model talks through the openai SDK
-        (``ChatOpenAI`` and kin): the copy's ``async_client`` is a thin proxy that stamps
-        each SDK chunk's bytes on arrival and hands the stamp to the run's trace. Other
-        models are stamped when LangChain reports the chunk. A repeated report of the
-        same chunk object, and LangChain's synthetic closing chunk, are ignored.
+Rule 1: the handler starts a trace for every chat-model run and ends it on the run's end
+        or error, whichever path the model takes (streamed or not, tools, structured
+        output): every run leaves one trace.
+Rule 2: models that stream through the openai SDK (``ChatOpenAI`` and kin) also get
+        fairstream's traced completions as ``async_client``. Their streams fill the run's
+        trace at the SDK, each chunk stamped when its bytes arrive, and while such a stream
+        runs the handler tells LangChain to skip it (``ignore_llm``), so LangChain's own
+        per-chunk callback dispatch (over 10 us a chunk once a handler listens) is not paid.
+Rule 3: other models are stamped when LangChain reports a chunk; a repeated report of the
+        same chunk object and LangChain's synthetic closing chunk are ignored.
+Rule 4: handlers run inline (no task or thread per event).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
@@ -21,7 +27,7 @@ from uuid import UUID
 from .._builder import TraceBuilder
 from .._errors import require
 from .._recorder import Recorder
-from ._stamp import stamp_response
+from ._openai import TracedCompletions
 
 try:
     from langchain_core.callbacks import AsyncCallbackHandler
@@ -31,15 +37,35 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 __all__ = ["FairstreamCallbackHandler", "instrument_langchain"]
 
-# The stamp slot of the run being started in this task: [arrival of the latest SDK chunk].
-# Set by the handler (called inline by the model's astream), read by the client proxy.
-_RUN_SLOT: ContextVar[list[float | None] | None] = ContextVar("fairstream_lc_slot", default=None)
+
+class _RunState:
+    """The chat-model run starting in this task: its trace, and whether the SDK streams it.
+
+    A mutable object in a context variable, not two variables: LangChain may iterate the
+    SDK stream in a helper task (a copy of the context), and a flag set there must still
+    be seen here.
+    """
+
+    __slots__ = ("builder", "streaming")
+
+    def __init__(self, builder: TraceBuilder) -> None:
+        self.builder: TraceBuilder | None = builder
+        self.streaming = False
+
+
+_RUN: ContextVar[_RunState | None] = ContextVar("fairstream_lc_run", default=None)
 
 
 class FairstreamCallbackHandler(AsyncCallbackHandler):
     """Records a trace per chat-model run; attach it through ``callbacks=[...]``."""
 
     run_inline = True  # called directly: no task or thread per event
+
+    @property
+    def ignore_llm(self) -> bool:
+        """True while the run's stream is traced at the SDK: LangChain then skips us."""
+        state = _RUN.get()
+        return state is not None and state.streaming
 
     def __init__(
         self,
@@ -51,8 +77,8 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         self.recorder = recorder
         self.label = label
         self.base_url = base_url
-        # run id -> (builder, [last chunk object], [wire arrival of the current chunk])
-        self._runs: dict[UUID, tuple[TraceBuilder, list[Any], list[float | None]]] = {}
+        # run id -> (builder, [last chunk object])
+        self._runs: dict[UUID, tuple[TraceBuilder, list[Any]]] = {}
 
     async def on_chat_model_start(
         self,
@@ -76,9 +102,8 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
             request_id=None if meta.get("fairstream_id") is None else str(meta["fairstream_id"]),
         )
         builder.mark_sent()
-        slot: list[float | None] = [None]
-        self._runs[run_id] = (builder, [None], slot)
-        _RUN_SLOT.set(slot)
+        self._runs[run_id] = (builder, [None])
+        _RUN.set(_RunState(builder))
 
     async def on_llm_new_token(
         self,
@@ -93,7 +118,7 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         entry = self._runs.get(run_id)
         if entry is None:
             return
-        builder, last, slot = entry
+        builder, last = entry
         if chunk is not None and chunk is last[0]:
             return  # LangChain's second report of the same chunk
         message = getattr(chunk, "message", None)
@@ -105,9 +130,8 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         ):
             return  # synthetic closing chunk, never on the wire
         last[0] = chunk
-        stamp, slot[0] = slot[0], None
         content = message.content if message is not None else token
-        builder.chunk(content if isinstance(content, str) else None, stamp)
+        builder.chunk(content if isinstance(content, str) else None)
         if message is None:
             return
         if builder.response_id is None and message.id and not message.id.startswith("lc_run"):
@@ -153,9 +177,37 @@ def _usage_from_result(builder: TraceBuilder, response: LLMResult) -> None:
                 builder.response_id = message.response_metadata.get("id") or None
 
 
+class _Hooks:
+    """Lets the SDK-level stream fill in the trace the handler started for the run."""
+
+    def adopt(self) -> tuple[TraceBuilder, Callable[[bool], None]] | None:
+        state = _RUN.get()
+        if state is None or state.builder is None or state.builder.done:
+            return None
+        builder, state.builder = state.builder, None
+
+        def streaming(active: bool) -> None:
+            state.streaming = active
+
+        return builder, streaming
+
+
 def instrument_langchain(llm: Any, recorder: Recorder, label: str | None) -> Any:
     """A copy of ``llm`` (same class) that reports every run to ``recorder``."""
     base_url = getattr(llm, "openai_api_base", None) or getattr(llm, "base_url", None)
+    fields = type(llm).model_fields
+    update: dict[str, Any] = {}
+    client = getattr(llm, "async_client", None)
+    if client is not None and hasattr(client, "create") and "async_client" in fields:
+        update["async_client"] = TracedCompletions(
+            client,
+            recorder,
+            label=label,
+            base_url=base_url,
+            client="langchain",
+            hooks=_Hooks(),
+            ask_usage=False,  # LangChain asks through stream_usage
+        )
     handler = FairstreamCallbackHandler(recorder, label=label, base_url=base_url)
     existing = llm.callbacks
     if existing is None:
@@ -165,60 +217,7 @@ def instrument_langchain(llm: Any, recorder: Recorder, label: str | None) -> Any
     else:  # a callback manager
         callbacks = existing.copy()
         callbacks.add_handler(handler, inherit=True)
-    update: dict[str, Any] = {"callbacks": callbacks}
-    client = getattr(llm, "async_client", None)
-    if (
-        client is not None
-        and hasattr(client, "create")
-        and "async_client" in type(llm).model_fields
-    ):
-        update["async_client"] = _StampingCompletions(client)
-    fields = type(llm).model_fields
+    update["callbacks"] = callbacks
     if "stream_usage" in fields and "stream_usage" not in llm.model_fields_set:
         update["stream_usage"] = True  # ask for the usage chunk, as with the openai SDK
     return llm.model_copy(update=update)
-
-
-class _StampingCompletions:
-    """Stands in for the SDK's ``chat.completions``; streams come back arrival-stamped."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    async def create(self, **kwargs: Any) -> Any:
-        slot = _RUN_SLOT.get()
-        result = await self._inner.create(**kwargs)
-        if slot is None or not kwargs.get("stream"):
-            return result
-        return _StampingStream(result, slot)
-
-
-class _StampingStream:
-    """The SDK stream, unchanged, but each chunk leaves its arrival time in the run's slot."""
-
-    def __init__(self, stream: Any, slot: list[float | None]) -> None:
-        self._inner = stream
-        self._slot = slot
-        self._arrivals = stamp_response(getattr(stream, "response", None))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def __aiter__(self) -> _StampingStream:
-        return self
-
-    async def __anext__(self) -> Any:
-        chunk = await self._inner.__anext__()
-        arrivals = self._arrivals
-        self._slot[0] = arrivals.popleft() if arrivals else None
-        return chunk
-
-    async def __aenter__(self) -> _StampingStream:
-        await self._inner.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> Any:
-        return await self._inner.__aexit__(*exc)

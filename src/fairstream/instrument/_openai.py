@@ -11,8 +11,9 @@ Rule 2: the caller sees the SDK's own exceptions, untouched.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
@@ -20,7 +21,7 @@ from .._builder import TraceBuilder
 from .._recorder import Recorder
 from ._stamp import stamp_response
 
-__all__ = ["InstrumentedStream", "instrument_openai"]
+__all__ = ["InstrumentedStream", "TracedCompletions", "instrument_openai"]
 
 
 class _Forward:
@@ -47,8 +48,14 @@ class InstrumentedAsyncOpenAI(_Forward):
         self._inner = client
         self.fairstream_recorder = recorder
         self._label = label
-        self.chat = _Chat(client.chat, self)
-        self.completions = _Completions(client.completions, self)
+        base_url = str(client.base_url).rstrip("/")
+        self.chat = _Chat(
+            client.chat,
+            TracedCompletions(client.chat.completions, recorder, label=label, base_url=base_url),
+        )
+        self.completions = TracedCompletions(
+            client.completions, recorder, label=label, base_url=base_url
+        )
 
     def with_options(self, **options: Any) -> InstrumentedAsyncOpenAI:
         return InstrumentedAsyncOpenAI(
@@ -64,42 +71,92 @@ class InstrumentedAsyncOpenAI(_Forward):
 
 
 class _Chat(_Forward):
-    def __init__(self, chat: Any, owner: InstrumentedAsyncOpenAI) -> None:
+    def __init__(self, chat: Any, completions: TracedCompletions) -> None:
         self._inner = chat
-        self.completions = _Completions(chat.completions, owner)
+        self.completions = completions
 
 
-class _Completions(_Forward):
-    def __init__(self, completions: Any, owner: InstrumentedAsyncOpenAI) -> None:
+class TracedCompletions(_Forward):
+    """Stands in for the SDK's ``chat.completions`` (or ``completions``): every call traced.
+
+    ``create`` (streamed or not) and ``parse`` (structured output) are recorded; anything
+    else is the SDK's own attribute. ``client`` names the family in the trace.
+    """
+
+    def __init__(
+        self,
+        completions: Any,
+        recorder: Recorder,
+        *,
+        label: str | None,
+        base_url: str | None,
+        client: str = "openai",
+        hooks: StreamHooks | None = None,
+        ask_usage: bool = True,
+    ) -> None:
         self._inner = completions
-        self._owner = owner
+        self._recorder = recorder
+        self._label = label
+        self._base_url = base_url
+        self._client = client
+        self._hooks = hooks
+        self._ask_usage = ask_usage
 
-    async def create(self, **kwargs: Any) -> Any:
-        owner = self._owner
-        streaming = bool(kwargs.get("stream"))
-        if streaming and "stream_options" not in kwargs:
-            kwargs["stream_options"] = {"include_usage": True}
+    def _start(self, kwargs: dict[str, Any]) -> TraceBuilder:
         max_tokens = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
-        builder = owner.fairstream_recorder.start(
-            client="openai",
+        builder = self._recorder.start(
+            client=self._client,
             model=kwargs.get("model"),
-            base_url=str(owner._inner.base_url).rstrip("/"),
+            base_url=self._base_url,
             max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-            label=owner._label,
+            label=self._label,
         )
         builder.mark_sent()
-        try:
-            result = await self._inner.create(**kwargs)
-        except BaseException as exc:
-            builder.status_code = getattr(exc, "status_code", None)
-            builder.finish(error=exc)
-            raise
-        builder.mark_headers(200)
+        return builder
+
+    async def create(self, **kwargs: Any) -> Any:
+        streaming = bool(kwargs.get("stream"))
+        if streaming and self._ask_usage and "stream_options" not in kwargs:
+            kwargs["stream_options"] = {"include_usage": True}
+        adopted = self._hooks.adopt() if streaming and self._hooks is not None else None
+        builder = adopted[0] if adopted is not None else self._start(kwargs)
+        result = await _call(builder, self._inner.create, kwargs)
         if streaming:
-            return InstrumentedStream(result, builder)
+            if adopted is None:
+                return InstrumentedStream(result, builder)
+            set_streaming = adopted[1]
+            set_streaming(True)
+            return InstrumentedStream(result, builder, on_done=lambda: set_streaming(False))
         _record_whole(builder, result)
         builder.finish()
         return result
+
+    async def parse(self, **kwargs: Any) -> Any:
+        builder = self._start(kwargs)
+        result = await _call(builder, self._inner.parse, kwargs)
+        _record_whole(builder, result)
+        builder.finish()
+        return result
+
+
+class StreamHooks(Protocol):
+    """How a wrapper around the SDK (LangChain's) takes part in a traced stream."""
+
+    def adopt(self) -> tuple[TraceBuilder, Callable[[bool], None]] | None:
+        """The trace its run already started, to be filled in here, and a switch told when
+        the traced stream starts (True) and ends (False); None to start a trace here."""
+
+
+async def _call(builder: TraceBuilder, fn: Callable[..., Awaitable[Any]], kwargs: Any) -> Any:
+    """Await the SDK call; an exception finishes the trace and goes on to the caller."""
+    try:
+        result = await fn(**kwargs)
+    except BaseException as exc:
+        builder.status_code = getattr(exc, "status_code", None)
+        builder.finish(error=exc)
+        raise
+    builder.mark_headers(200)
+    return result
 
 
 def _record_whole(builder: TraceBuilder, result: Any) -> None:
@@ -116,11 +173,20 @@ def _record_whole(builder: TraceBuilder, result: Any) -> None:
 class InstrumentedStream(_Forward):
     """The SDK's ``AsyncStream``, with every chunk stamped on arrival."""
 
-    def __init__(self, stream: Any, builder: TraceBuilder) -> None:
+    def __init__(
+        self, stream: Any, builder: TraceBuilder, on_done: Callable[[], None] | None = None
+    ) -> None:
         self._inner = stream
         self._builder = builder
         self._closed = False
+        self._on_done = on_done
         self._arrivals = stamp_response(getattr(stream, "response", None))
+
+    def _finish(self, *args: Any, **kwargs: Any) -> None:
+        self._builder.finish(*args, **kwargs)
+        on_done, self._on_done = self._on_done, None
+        if on_done is not None:
+            on_done()
 
     @property
     def trace(self) -> Any:
@@ -134,10 +200,10 @@ class InstrumentedStream(_Forward):
         try:
             chunk = await self._inner.__anext__()
         except StopAsyncIteration:
-            self._builder.finish()
+            self._finish()
             raise
         except BaseException as exc:
-            self._builder.finish(error=exc)
+            self._finish(error=exc)
             await self._close_quietly()
             raise
         b = self._builder
@@ -163,9 +229,9 @@ class InstrumentedStream(_Forward):
         """Close the connection; an unfinished trace ends ``cancelled`` (closed by caller)."""
         if not self._builder.done:
             if self._builder.finish_reason:
-                self._builder.finish("ok")
+                self._finish("ok")
             else:
-                self._builder.finish("cancelled", ClosedByCaller())
+                self._finish("cancelled", ClosedByCaller())
         await self._close_quietly()
 
     async def _close_quietly(self) -> None:
@@ -182,12 +248,12 @@ class InstrumentedStream(_Forward):
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         if ev is not None and not self._builder.done:
-            self._builder.finish(error=ev)
+            self._finish(error=ev)
         await self.close()
 
     def __del__(self) -> None:
         if not self._builder.done:
-            self._builder.finish("cancelled", StreamAbandoned())
+            self._finish("cancelled", StreamAbandoned())
 
 
 class ClosedByCaller(Exception):
