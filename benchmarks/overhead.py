@@ -70,8 +70,9 @@ def _mock_client(module: Any) -> Any:
 
     def handler(request: Any) -> Any:
         body = json.loads(request.content)
-        return module.Response(200, headers={"content-type": "text/event-stream"},
-                               content=_replay_stream(body))
+        return module.Response(
+            200, headers={"content-type": "text/event-stream"}, content=_replay_stream(body)
+        )
 
     return module.AsyncClient(transport=module.MockTransport(handler), timeout=60)
 
@@ -99,8 +100,14 @@ def runners(base_url: str, replay: bool) -> dict[str, tuple[Runner, Runner]]:
 
     def lc() -> ChatOpenAI:
         extra = {"http_async_client": _mock_client(sdk_http)} if replay else {}
-        return ChatOpenAI(model=MODEL, base_url=base_url, api_key="k", stream_usage=True,  # type: ignore[arg-type]
-                          max_retries=0, **extra)
+        return ChatOpenAI(
+            model=MODEL,
+            base_url=base_url,
+            api_key="k",
+            stream_usage=True,  # type: ignore[arg-type]
+            max_retries=0,
+            **extra,
+        )
 
     raw_lc = lc()
     inst_lc = fairstream.instrument(lc(), recorder=rec)
@@ -115,28 +122,41 @@ def runners(base_url: str, replay: bool) -> dict[str, tuple[Runner, Runner]]:
         async def one(tokens: int) -> int:
             n = 0
             stream = await client.chat.completions.create(
-                model=MODEL, messages=MSG, max_tokens=tokens, stream=True,
-                stream_options={"include_usage": True}, extra_body={"ignore_eos": True},
+                model=MODEL,
+                messages=MSG,
+                max_tokens=tokens,
+                stream=True,
+                stream_options={"include_usage": True},
+                extra_body={"ignore_eos": True},
             )
             async for chunk in stream:
                 if chunk.choices and chunk.choices[0].delta.content:
                     n += 1
             return n
+
         return _fan_out(one)
 
     def langchain_runner(llm: Any) -> Runner:
         async def one(tokens: int) -> int:
             n = 0
-            async for msg in llm.astream(MSG[0]["content"], max_tokens=tokens,
-                                         extra_body={"ignore_eos": True}):
+            async for msg in llm.astream(
+                MSG[0]["content"], max_tokens=tokens, extra_body={"ignore_eos": True}
+            ):
                 if msg.content:
                     n += 1
             return n
+
         return _fan_out(one)
 
     async def raw_httpx(tokens: int) -> int:
-        body = {"model": MODEL, "messages": MSG, "max_tokens": tokens, "stream": True,
-                "stream_options": {"include_usage": True}, "ignore_eos": True}
+        body = {
+            "model": MODEL,
+            "messages": MSG,
+            "max_tokens": tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "ignore_eos": True,
+        }
         n = 0
         async with aconnect_sse(http, "POST", base_url + "/chat/completions", json=body) as src:
             async for event in src.aiter_sse():
@@ -166,6 +186,7 @@ def _fan_out(one: Callable[[int], Awaitable[int]]) -> Runner:
     async def run(streams: int, tokens: int) -> int:
         counts = await asyncio.gather(*(one(tokens) for _ in range(streams)))
         return sum(counts)
+
     return run
 
 
@@ -181,8 +202,9 @@ async def _timed(fn: Runner, streams: int, tokens: int) -> tuple[float, int]:
         gc.enable()
 
 
-async def measure(base_url: str, families: list[str], chunks: int, streams: int,
-                  pairs: int, replay: bool) -> list[dict[str, float]]:
+async def measure(
+    base_url: str, families: list[str], chunks: int, streams: int, pairs: int, replay: bool
+) -> list[dict[str, float]]:
     """Paired runs: raw and instrumented back to back (order alternating), many times over.
 
     The machine's speed drifts (a shared VM), so each pair gives a ratio under near-equal
@@ -208,9 +230,16 @@ async def measure(base_url: str, families: list[str], chunks: int, streams: int,
             total += ni
         ratios = [i / r for i, r in zip(inst_us, raw_us, strict=True)]
         added = [i - r for i, r in zip(inst_us, raw_us, strict=True)]
-        rows.append({"family": family, "chunks": total,
-                     "raw_us": statistics.median(raw_us), "inst_us": statistics.median(inst_us),
-                     "ratio": statistics.median(ratios), "added_us": statistics.median(added)})
+        rows.append(
+            {
+                "family": family,
+                "chunks": total,
+                "raw_us": statistics.median(raw_us),
+                "inst_us": statistics.median(inst_us),
+                "ratio": statistics.median(ratios),
+                "added_us": statistics.median(added),
+            }
+        )
     return rows
 
 
@@ -275,14 +304,18 @@ def _sdk_chunks(n: int) -> tuple[list[Any], list[bytes]]:
 
     fmt = ChunkFormat("chat", "chatcmpl-replay", 0, MODEL)
     words = TokenText()
-    frames = [fmt.role(), *(fmt.content(words.json_word(0, i)) for i in range(n)),
-              fmt.finish("length"), fmt.usage(4, n)]
+    frames = [
+        fmt.role(),
+        *(fmt.content(words.json_word(0, i)) for i in range(n)),
+        fmt.finish("length"),
+        fmt.usage(4, n),
+    ]
     chunks = [ChatCompletionChunk.model_validate(json.loads(f[6:])) for f in frames]
     return chunks, frames
 
 
 async def _openai_alone(n: int, repeats: int) -> tuple[float, float]:
-    from fairstream.instrument._openai import InstrumentedStream
+    from fairstream._instrument._openai import InstrumentedStream
 
     chunks, frames = _sdk_chunks(n)
     rec = Recorder(keep=None)
@@ -310,21 +343,28 @@ async def _langchain_alone(n: int, repeats: int) -> tuple[float, float]:
     rec = Recorder(keep=None)
 
     def model() -> Any:
-        return ChatOpenAI(model=MODEL, api_key="k", base_url="http://fake.invalid/v1",  # type: ignore[arg-type]
-                          stream_usage=True, async_client=_FakeCompletions(n))
+        return ChatOpenAI(
+            model=MODEL,
+            api_key="k",
+            base_url="http://fake.invalid/v1",  # type: ignore[arg-type]
+            stream_usage=True,
+            async_client=_FakeCompletions(n),
+        )
 
     raw_llm, inst_llm = model(), fairstream.instrument(model(), recorder=rec)
 
     def run(llm: Any) -> Callable[[], Awaitable[int]]:
         async def go() -> int:
             return sum([1 async for msg in llm.astream("x") if msg.content])
+
         return go
 
     return await _alone(run(raw_llm), run(inst_llm), repeats)
 
 
-async def _alone(raw: Callable[[], Awaitable[int]], inst: Callable[[], Awaitable[int]],
-                 repeats: int) -> tuple[float, float]:
+async def _alone(
+    raw: Callable[[], Awaitable[int]], inst: Callable[[], Awaitable[int]], repeats: int
+) -> tuple[float, float]:
     """Median CPU us per chunk of raw and of instrumented, interleaved."""
     for fn in (raw, inst):
         await fn()
@@ -352,22 +392,37 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--source", choices=["replay", "live"], default="replay")
     ap.add_argument("--families", default="openai,langchain,httpx")
     args = ap.parse_args(argv)
-    cfg = ServerConfig(step_ms=1.0, per_seq_ms=0.0, prefill_ms_per_token=0.0,
-                       max_tokens_cap=100_000, max_model_len=200_000)
+    cfg = ServerConfig(
+        step_ms=1.0,
+        per_seq_ms=0.0,
+        prefill_ms_per_token=0.0,
+        max_tokens_cap=100_000,
+        max_model_len=200_000,
+    )
     families = args.families.split(",")
     if args.source == "replay":
-        rows = asyncio.run(measure("http://replay.invalid/v1", families, args.chunks,
-                                   args.streams, args.pairs, True))
+        rows = asyncio.run(
+            measure(
+                "http://replay.invalid/v1", families, args.chunks, args.streams, args.pairs, True
+            )
+        )
     else:
         with ReferenceServer.in_subprocess(cfg) as handle:
-            rows = asyncio.run(measure(handle.base_url, families, args.chunks, args.streams,
-                                       args.pairs, False))
-    print(f"instrumentation overhead ({args.source}): client CPU per content chunk, "
-          f"{args.streams} concurrent streams, medians over {args.pairs} raw/instrumented pairs")
-    print(f"{'family':<10} {'chunks':>8} {'raw us':>8} {'instr. us':>10} {'ratio':>7} {'added us':>9}")
+            rows = asyncio.run(
+                measure(handle.base_url, families, args.chunks, args.streams, args.pairs, False)
+            )
+    print(
+        f"instrumentation overhead ({args.source}): client CPU per content chunk, "
+        f"{args.streams} concurrent streams, medians over {args.pairs} raw/instrumented pairs"
+    )
+    print(
+        f"{'family':<10} {'chunks':>8} {'raw us':>8} {'instr. us':>10} {'ratio':>7} {'added us':>9}"
+    )
     for r in rows:
-        print(f"{r['family']:<10} {int(r['chunks']):>8} {r['raw_us']:>8.2f} {r['inst_us']:>10.2f} "
-              f"{r['ratio']:>7.3f} {r['added_us']:>9.2f}")
+        print(
+            f"{r['family']:<10} {int(r['chunks']):>8} {r['raw_us']:>8.2f} {r['inst_us']:>10.2f} "
+            f"{r['ratio']:>7.3f} {r['added_us']:>9.2f}"
+        )
     alone = asyncio.run(_added_alone(families, args.chunks))
     if alone:
         print("\nthe added work alone (same prebuilt SDK chunks and bytes, raw vs instrumented),")
@@ -376,8 +431,10 @@ def main(argv: list[str] | None = None) -> int:
         e2e = {r["family"]: r["raw_us"] for r in rows}
         for family, (r_us, i_us) in alone.items():
             added = i_us - r_us
-            print(f"{family:<10} {r_us:>8.2f} {i_us:>10.2f} {added:>9.2f} "
-                  f"{(e2e[family] + added) / e2e[family]:>7.3f}")
+            print(
+                f"{family:<10} {r_us:>8.2f} {i_us:>10.2f} {added:>9.2f} "
+                f"{(e2e[family] + added) / e2e[family]:>7.3f}"
+            )
     return 0
 
 

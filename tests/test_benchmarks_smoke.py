@@ -32,3 +32,31 @@ def test_server_capacity_smoke() -> None:
         period = float(row[1])
         assert 15.0 < period < 40.0  # a 20 ms step, measured: sane, not exact
     assert lines[-1].startswith("largest N with drift <= 5%:")
+
+
+def test_overhead_smoke() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "overhead.py"),
+            "--chunks",
+            "400",
+            "--streams",
+            "4",
+            "--pairs",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    rows = {
+        line.split()[0]: line.split()
+        for line in out.stdout.splitlines()
+        if line.split() and line.split()[0] in ("openai", "langchain", "httpx")
+    }
+    assert set(rows) == {"openai", "langchain", "httpx"}
+    for cells in rows.values():
+        assert all(float(x) > 0 for x in cells[2:4])  # CPU per chunk, raw and instrumented

@@ -15,13 +15,13 @@ from ._errors import (
     StreamProtocolError,
     TransportError,
 )
+from ._instrument import default_recorder, instrument
+from ._instrument._http import ChatStream, StreamClient
 from ._logline import LOG_DATEFMT, LOG_FORMAT, LogSink, format_line
 from ._recorder import JsonlSink, Recorder, Sink, load_jsonl
 from ._stats import Percentiles, Summary, summarize
 from ._trace import SCHEMA, StreamTrace, Usage
 from ._version import __version__
-from .instrument import default_recorder, instrument
-from .instrument._http import ChatStream, StreamClient
 from .server import (
     PRESETS,
     CostModel,
@@ -35,7 +35,7 @@ from .server import (
 )
 
 _LAZY = {
-    "FairstreamCallbackHandler": ("fairstream.instrument._langchain", "FairstreamCallbackHandler"),
+    "FairstreamCallbackHandler": ("fairstream._instrument._langchain", "FairstreamCallbackHandler"),
     "OtelSink": ("fairstream._otel", "OtelSink"),
 }
 

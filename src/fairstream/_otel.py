@@ -68,6 +68,29 @@ _TOKEN_BUCKETS = [
 ]
 
 
+_INSTRUMENTS: list[tuple[str, str, str, list[float] | list[int]]] = [
+    ("gen_ai.client.operation.duration", "s", "GenAI operation duration", _DURATION_BUCKETS),
+    (
+        "gen_ai.client.operation.time_to_first_chunk",
+        "s",
+        "Time to receive the first chunk of a streamed response",
+        _CHUNK_BUCKETS,
+    ),
+    (
+        "gen_ai.client.operation.time_per_output_chunk",
+        "s",
+        "Time between consecutive chunks of a streamed response",
+        _CHUNK_BUCKETS,
+    ),
+    (
+        "gen_ai.client.token.usage",
+        "{token}",
+        "Number of input and output tokens used",
+        _TOKEN_BUCKETS,
+    ),
+]
+
+
 class OtelSink:
     """Records each trace into OTel histograms (``meter_provider`` or the global one)."""
 
@@ -78,29 +101,11 @@ class OtelSink:
             require("opentelemetry-api", "otel")
         meter = (meter_provider or metrics.get_meter_provider()).get_meter("fairstream")
         self.provider_name = provider_name
-        self.duration = meter.create_histogram(
-            "gen_ai.client.operation.duration",
-            unit="s",
-            description="GenAI operation duration",
-            explicit_bucket_boundaries_advisory=_DURATION_BUCKETS,
-        )
-        self.ttfc = meter.create_histogram(
-            "gen_ai.client.operation.time_to_first_chunk",
-            unit="s",
-            description="Time to receive the first chunk of a streamed response",
-            explicit_bucket_boundaries_advisory=_CHUNK_BUCKETS,
-        )
-        self.per_chunk = meter.create_histogram(
-            "gen_ai.client.operation.time_per_output_chunk",
-            unit="s",
-            description="Time between consecutive chunks of a streamed response",
-            explicit_bucket_boundaries_advisory=_CHUNK_BUCKETS,
-        )
-        self.tokens = meter.create_histogram(
-            "gen_ai.client.token.usage",
-            unit="{token}",
-            description="Number of input and output tokens used",
-            explicit_bucket_boundaries_advisory=_TOKEN_BUCKETS,
+        self.duration, self.ttfc, self.per_chunk, self.tokens = (
+            meter.create_histogram(
+                name, unit=unit, description=text, explicit_bucket_boundaries_advisory=buckets
+            )
+            for name, unit, text, buckets in _INSTRUMENTS
         )
 
     def __call__(self, trace: StreamTrace) -> None:

@@ -91,3 +91,18 @@ def test_log_sink_logs_one_line_with_structured_fields(caplog: pytest.LogCapture
 def test_text_is_never_in_the_line() -> None:
     trace = seed_trace(content="secret answer text")
     assert "secret" not in format_line(trace, "en") + format_line(trace, "zh")
+
+
+async def test_per_chunk_debug_lines_are_opt_in(caplog: pytest.LogCaptureFixture) -> None:
+    from fairstream import ReferenceServer
+    from tests.conftest import FAST
+    from tests.instrument._families import consume
+
+    async with ReferenceServer(FAST) as server:
+        for debug in (False, True):
+            rec = Recorder(chunk_debug=debug)
+            caplog.clear()
+            with caplog.at_level(logging.DEBUG, logger="fairstream"):
+                await consume("httpx", server.base_url, rec, 3)
+            lines = [r.getMessage() for r in caplog.records if "chunk at" in r.getMessage()]
+            assert len(lines) == (len(rec.traces[0].chunk_times) if debug else 0)
