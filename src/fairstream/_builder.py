@@ -60,7 +60,7 @@ class TraceBuilder:
     __slots__ = (
         "_chars",
         "_continuous_usage",
-        "_done",
+        "_debug",
         "_finished_trace",
         "_last_completion",
         "_times",
@@ -68,6 +68,7 @@ class TraceBuilder:
         "base_url",
         "client",
         "content_parts",
+        "done",
         "enqueued",
         "finish_chunk",
         "finish_reason",
@@ -119,7 +120,8 @@ class TraceBuilder:
         self._chars: list[int] = []
         self._continuous_usage = False
         self._last_completion = 0
-        self._done = False
+        self._debug = recorder.chunk_debug
+        self.done = False  # set once finish() has run
         self._finished_trace: StreamTrace | None = None
 
     # -- events ---------------------------------------------------------------------------
@@ -133,12 +135,17 @@ class TraceBuilder:
     def chunk(self, content: str | None, t: float | None = None) -> None:
         """A chunk arrived (hot path); ``content`` is its text, if any."""
         self._times.append(time.perf_counter() if t is None else t)
-        n = len(content) if content else 0
-        self._chars.append(n)
-        self._tokens.append(1 if n else 0)
-        if n and self.content_parts is not None:
-            self.content_parts.append(content)  # type: ignore[arg-type]
-        if self.recorder.chunk_debug:
+        if content:
+            n = len(content)
+            self._chars.append(n)
+            self._tokens.append(1)
+            if self.content_parts is not None:
+                self.content_parts.append(content)
+        else:
+            n = 0
+            self._chars.append(0)
+            self._tokens.append(0)
+        if self._debug:
             log.debug("request %s chunk at %.6f (%d chars)", self.request_id, time.time(), n)
 
     def chunk_usage(self, prompt: int | None, completion: int | None, total: int | None) -> None:
@@ -157,15 +164,11 @@ class TraceBuilder:
             self.finish_chunk = self._times[-1] if self._times else time.perf_counter()
 
     # -- end ---------------------------------------------------------------------------------
-    @property
-    def done(self) -> bool:
-        return self._done
-
     def finish(self, outcome: Outcome = "ok", error: BaseException | None = None) -> StreamTrace:
         """Freeze the trace and hand it to the recorder's sinks (once)."""
         if self._finished_trace is not None:
             return self._finished_trace
-        self._done = True
+        self.done = True
         end = time.perf_counter()
         if error is not None and isinstance(error, asyncio.CancelledError | GeneratorExit):
             outcome = "cancelled"
