@@ -170,7 +170,7 @@ class TraceBuilder:
             return self._finished_trace
         self.done = True
         end = time.perf_counter()
-        if error is not None and isinstance(error, asyncio.CancelledError | GeneratorExit):
+        if error is not None and is_cancellation(error):
             outcome = "cancelled"
         o = self.recorder.origin
         times = tuple(t - o for t in self._times)
@@ -213,6 +213,14 @@ class TraceBuilder:
         self._finished_trace = trace
         self.recorder.emit(trace)
         return trace
+
+
+def is_cancellation(error: BaseException) -> bool:
+    """asyncio's or trio's cancellation, or a generator closed early."""
+    if isinstance(error, asyncio.CancelledError | GeneratorExit):
+        return True
+    cls = type(error)
+    return cls.__name__ == "Cancelled" and cls.__module__.startswith("trio")
 
 
 def _rel(t: float | None, origin: float) -> float | None:
