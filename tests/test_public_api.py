@@ -20,3 +20,16 @@ def test_every_public_name_is_exported() -> None:
     modules = {"server", "cli"}
     public = {n for n in dir(fairstream) if not n.startswith("_")} - modules
     assert public <= exported, public - exported
+
+
+def test_importing_fairstream_loads_no_optional_integration() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fairstream; "
+        "print(sorted(m for m in ('openai', 'langchain_core', 'langchain_openai', "
+        "'opentelemetry', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -1,7 +1,8 @@
 """``Recorder``: one clock for a run's traces, and the sinks that receive each finished trace.
 
-Rule 1: a sink is a callable taking a :class:`StreamTrace`; it runs after the stream has
-        ended, so it can never delay a chunk.
+Rule 1: a sink is a callable taking a :class:`StreamTrace`; it runs once the stream has
+        ended (in the task that ended it), so it never delays a chunk; keep it quick, or
+        hand the work to a thread as :class:`JsonlSink` does.
 Rule 2: a sink that raises is logged (once per sink) and counted; the caller's stream
         never sees it.
 """
@@ -33,13 +34,16 @@ class Sink(Protocol):
 
 
 class Recorder:
-    """Collects the traces of any number of concurrent streams on one monotonic clock."""
+    """Collects the traces of any number of concurrent streams on one monotonic clock.
+
+    ``keep`` bounds the traces held in memory (the newest are kept; None keeps all).
+    """
 
     def __init__(
         self,
         sinks: Iterable[Sink | Callable[[StreamTrace], None]] = (),
         *,
-        keep: int | None = 100_000,
+        keep: int | None = 10_000,
         keep_content: bool = False,
         chunk_debug: bool = False,
     ) -> None:
