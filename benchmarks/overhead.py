@@ -299,6 +299,15 @@ class _FakeCompletions:
         return _FakeSdkStream(self.chunks, self.frames)
 
 
+class _FakeRoot:
+    """Shaped like ``AsyncOpenAI`` as far as LangChain and fairstream look at it."""
+
+    def __init__(self, n: int) -> None:
+        self.base_url = "http://fake.invalid/v1"
+        self.chat = type("Chat", (), {"completions": _FakeCompletions(n)})()
+        self.completions = self.chat.completions
+
+
 def _sdk_chunks(n: int) -> tuple[list[Any], list[bytes]]:
     from openai.types.chat import ChatCompletionChunk
 
@@ -343,12 +352,14 @@ async def _langchain_alone(n: int, repeats: int) -> tuple[float, float]:
     rec = Recorder(keep=None)
 
     def model() -> Any:
+        root = _FakeRoot(n)
         return ChatOpenAI(
             model=MODEL,
-            api_key="k",
-            base_url="http://fake.invalid/v1",  # type: ignore[arg-type]
+            api_key="k",  # type: ignore[arg-type]
+            base_url=root.base_url,
             stream_usage=True,
-            async_client=_FakeCompletions(n),
+            root_async_client=root,
+            async_client=root.chat.completions,
         )
 
     raw_llm, inst_llm = model(), fairstream.instrument(model(), recorder=rec)

@@ -59,15 +59,14 @@ class FamilyClient:
                 if chunk.choices and chunk.choices[0].delta.content:
                     pieces.append(chunk.choices[0].delta.content)
         elif self.family == "langchain":
-            config: Any = {"metadata": {"fairstream_id": request_id}} if request_id else None
-            async for msg in self.handle.astream(
-                [("system", "p"), ("human", prompt)],
-                config=config,
-                max_tokens=max_tokens,
-                extra_body=body_extra,
-            ):
-                if msg.content:
-                    pieces.append(str(msg.content))
+            with fairstream.tag(request_id=request_id):
+                async for msg in self.handle.astream(
+                    [("system", "p"), ("human", prompt)],
+                    max_tokens=max_tokens,
+                    extra_body=body_extra,
+                ):
+                    if msg.content:
+                        pieces.append(str(msg.content))
         else:
             async with self.handle.chat(
                 model=MODEL,

@@ -7,6 +7,7 @@ from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
+import fairstream
 from fairstream import FairstreamCallbackHandler, Recorder
 from tests.conftest import ServerFactory
 from tests.instrument._families import MODEL, make_llm
@@ -55,9 +56,10 @@ async def test_bind_tools_with_config_and_structured_output_keep_working(
         with_tools = llm.bind_tools([get_weather])
         msg = await with_tools.ainvoke("weather in Paris?")
         assert isinstance(msg, AIMessage)
-        configured = llm.with_config(tags=["t1"], metadata={"fairstream_id": "cfg-1"})
-        async for _ in configured.astream("hi"):
-            pass
+        configured = llm.with_config(tags=["t1"], run_name="configured")
+        with fairstream.tag(request_id="cfg-1"):
+            async for _ in configured.astream("hi"):
+                pass
         # the reference server fills a requested JSON schema, so the parse is real
         roomy = make_llm(server.base_url, rec, max_tokens=200)
         structured = roomy.with_structured_output(Answer, method="json_schema")
@@ -90,3 +92,32 @@ async def test_handler_can_be_attached_by_hand(serve: ServerFactory) -> None:
     (trace,) = rec.traces
     assert trace.label == "manual" and trace.usage.completion_tokens is not None
     assert len([c for c in trace.chunk_chars if c]) == trace.usage.completion_tokens
+
+
+async def test_openai_backed_models_are_traced_at_the_sdk_without_callbacks(
+    serve: ServerFactory,
+) -> None:
+    """No LangChain handler is added (its per-chunk dispatch costs); the SDK client traces."""
+    rec = Recorder()
+    async with serve() as server:
+        llm = make_llm(server.base_url, rec, max_tokens=4)
+        assert not llm.callbacks
+        async for _ in llm.astream("hi"):
+            pass
+    (trace,) = rec.traces
+    assert trace.client == "langchain" and trace.response_id is not None
+
+
+async def test_other_models_use_the_callback_handler_and_read_run_metadata() -> None:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    rec = Recorder()
+    fake = GenericFakeChatModel(messages=iter([AIMessage(content="one two three")]))
+    llm = fairstream.instrument(fake, recorder=rec, label="fake")
+    assert isinstance(llm, GenericFakeChatModel)
+    config = {"metadata": {"fairstream_id": "m-7", "fairstream_label": "meta"}}
+    pieces = [c.content async for c in llm.astream("x", config=config)]  # type: ignore[arg-type]
+    (trace,) = rec.traces
+    assert trace.request_id == "m-7" and trace.label == "meta"
+    assert len([c for c in trace.chunk_chars if c]) == len([p for p in pieces if p])
+    assert trace.outcome == "ok" and trace.usage.estimated

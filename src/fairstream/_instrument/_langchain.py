@@ -1,33 +1,31 @@
 """LangChain: ``instrument(llm)`` and :class:`FairstreamCallbackHandler`.
 
-``instrument`` returns a copy of the model *of its own class* with the handler in its
-``callbacks``, so ``astream``, ``ainvoke``, ``bind_tools``, ``with_structured_output``
-and ``with_config`` behave exactly as before and the result is still a ``BaseChatModel``.
+``instrument`` returns a copy of the model *of its own class*, so ``astream``, ``ainvoke``,
+``bind_tools``, ``with_structured_output`` and ``with_config`` behave exactly as before
+and the result is still a ``BaseChatModel``.
 
-Rule 1: the handler starts a trace for every chat-model run and ends it on the run's end
-        or error, whichever path the model takes (streamed or not, tools, structured
-        output): every run leaves one trace.
-Rule 2: models that stream through the openai SDK (``ChatOpenAI`` and kin) also get
-        fairstream's traced completions as ``async_client``. Their streams fill the run's
-        trace at the SDK, each chunk stamped when its bytes arrive, and while such a stream
-        runs the handler tells LangChain to skip it (``ignore_llm``), so LangChain's own
-        per-chunk callback dispatch (over 10 us a chunk once a handler listens) is not paid.
-Rule 3: other models are stamped when LangChain reports a chunk; a repeated report of the
-        same chunk object and LangChain's synthetic closing chunk are ignored.
-Rule 4: handlers run inline (no task or thread per event).
+Rule 1: a model that talks through the openai SDK (``ChatOpenAI`` and kin, Chat
+        Completions API) is traced *at the SDK*: the copy's ``root_async_client`` and
+        ``async_client`` are fairstream's traced client, which stamps each chunk's bytes on
+        arrival. No LangChain callback is added, because LangChain dispatches every chunk to
+        every attached handler (over 10 us a chunk, even to a handler that ignores it).
+        Labels and ids come from ``instrument(label=...)`` and ``fairstream.tag(...)``.
+Rule 2: any other model (and one set to use the Responses API) gets
+        :class:`FairstreamCallbackHandler`, which also reads ``fairstream_label`` /
+        ``fairstream_id`` from the run's metadata. It stamps a chunk when LangChain reports
+        it; a repeated report of the same chunk object and LangChain's synthetic closing
+        chunk are ignored. It runs inline (no task or thread per event).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any
 from uuid import UUID
 
 from .._builder import TraceBuilder
 from .._errors import require
 from .._recorder import Recorder
-from ._openai import TracedCompletions
+from ._openai import InstrumentedAsyncOpenAI
 
 try:
     from langchain_core.callbacks import AsyncCallbackHandler
@@ -38,34 +36,10 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 __all__ = ["FairstreamCallbackHandler", "instrument_langchain"]
 
 
-class _RunState:
-    """The chat-model run starting in this task: its trace, and whether the SDK streams it.
-
-    A mutable object in a context variable, not two variables: LangChain may iterate the
-    SDK stream in a helper task (a copy of the context), and a flag set there must still
-    be seen here.
-    """
-
-    __slots__ = ("builder", "streaming")
-
-    def __init__(self, builder: TraceBuilder) -> None:
-        self.builder: TraceBuilder | None = builder
-        self.streaming = False
-
-
-_RUN: ContextVar[_RunState | None] = ContextVar("fairstream_lc_run", default=None)
-
-
 class FairstreamCallbackHandler(AsyncCallbackHandler):
     """Records a trace per chat-model run; attach it through ``callbacks=[...]``."""
 
     run_inline = True  # called directly: no task or thread per event
-
-    @property
-    def ignore_llm(self) -> bool:
-        """True while the run's stream is traced at the SDK: LangChain then skips us."""
-        state = _RUN.get()
-        return state is not None and state.streaming
 
     def __init__(
         self,
@@ -103,7 +77,6 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         )
         builder.mark_sent()
         self._runs[run_id] = (builder, [None])
-        _RUN.set(_RunState(builder))
 
     async def on_llm_new_token(
         self,
@@ -177,47 +150,35 @@ def _usage_from_result(builder: TraceBuilder, response: LLMResult) -> None:
                 builder.response_id = message.response_metadata.get("id") or None
 
 
-class _Hooks:
-    """Lets the SDK-level stream fill in the trace the handler started for the run."""
-
-    def adopt(self) -> tuple[TraceBuilder, Callable[[bool], None]] | None:
-        state = _RUN.get()
-        if state is None or state.builder is None or state.builder.done:
-            return None
-        builder, state.builder = state.builder, None
-
-        def streaming(active: bool) -> None:
-            state.streaming = active
-
-        return builder, streaming
-
-
 def instrument_langchain(llm: Any, recorder: Recorder, label: str | None) -> Any:
     """A copy of ``llm`` (same class) that reports every run to ``recorder``."""
     base_url = getattr(llm, "openai_api_base", None) or getattr(llm, "base_url", None)
     fields = type(llm).model_fields
     update: dict[str, Any] = {}
-    client = getattr(llm, "async_client", None)
-    if client is not None and hasattr(client, "create") and "async_client" in fields:
-        update["async_client"] = TracedCompletions(
-            client,
-            recorder,
-            label=label,
-            base_url=base_url,
-            client="langchain",
-            hooks=_Hooks(),
-            ask_usage=False,  # LangChain asks through stream_usage
-        )
-    handler = FairstreamCallbackHandler(recorder, label=label, base_url=base_url)
-    existing = llm.callbacks
-    if existing is None:
-        callbacks: Any = [handler]
-    elif isinstance(existing, list):
-        callbacks = [*existing, handler]
-    else:  # a callback manager
-        callbacks = existing.copy()
-        callbacks.add_handler(handler, inherit=True)
-    update["callbacks"] = callbacks
+    root = getattr(llm, "root_async_client", None)
+    sdk_traced = (
+        root is not None
+        and "root_async_client" in fields
+        and "async_client" in fields
+        and hasattr(root, "chat")
+        and not getattr(llm, "use_responses_api", None)
+    )
+    if sdk_traced:
+        # LangChain asks for the usage chunk itself (stream_usage), so we never add it
+        traced = InstrumentedAsyncOpenAI(root, recorder, label, family="langchain", ask_usage=False)
+        update["root_async_client"] = traced
+        update["async_client"] = traced.chat.completions
+    else:
+        handler = FairstreamCallbackHandler(recorder, label=label, base_url=base_url)
+        existing = llm.callbacks
+        if existing is None:
+            update["callbacks"] = [handler]
+        elif isinstance(existing, list):
+            update["callbacks"] = [*existing, handler]
+        else:  # a callback manager
+            manager = existing.copy()
+            manager.add_handler(handler, inherit=True)
+            update["callbacks"] = manager
     if "stream_usage" in fields and "stream_usage" not in llm.model_fields_set:
         update["stream_usage"] = True  # ask for the usage chunk, as with the openai SDK
     return llm.model_copy(update=update)

@@ -1,8 +1,12 @@
-"""openai SDK: a client proxy whose ``create`` returns a traced proxy of the SDK's stream.
+"""openai SDK: a client proxy whose calls are traced, streams included.
 
 Works whether the SDK runs on httpx (openai 1.x/2.x) or httpx2 (3.x): it only touches
-the SDK's public objects. Streaming calls get ``stream_options={"include_usage": True}``
-unless the caller passed ``stream_options`` (then tokens may be counted, ``estimated``).
+the SDK's public objects (and, for wire stamps, the response's ``aiter_bytes``). Streaming
+calls get ``stream_options={"include_usage": True}`` unless the caller passed
+``stream_options`` (then tokens may be counted, ``estimated``).
+
+Traced: ``chat.completions.create`` / ``parse`` (also through ``with_raw_response``),
+``completions.create`` and ``beta.chat.completions.stream``; everything else is the SDK's.
 
 Rule 1: the trace is finished exactly once: exhaustion, error, cancellation, close,
         ``async with`` exit, or (last resort) garbage collection of an abandoned stream.
@@ -13,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
@@ -21,7 +25,12 @@ from .._builder import TraceBuilder
 from .._recorder import Recorder
 from ._stamp import stamp_response
 
-__all__ = ["InstrumentedStream", "TracedCompletions", "instrument_openai"]
+__all__ = [
+    "InstrumentedAsyncOpenAI",
+    "InstrumentedStream",
+    "TracedCompletions",
+    "instrument_openai",
+]
 
 
 class _Forward:
@@ -42,24 +51,54 @@ def instrument_openai(client: Any, recorder: Recorder, label: str | None) -> Any
 
 
 class InstrumentedAsyncOpenAI(_Forward):
-    """``AsyncOpenAI`` with traced ``chat.completions.create`` and ``completions.create``."""
+    """``AsyncOpenAI`` with its completion calls traced (see the module docstring)."""
 
-    def __init__(self, client: Any, recorder: Recorder, label: str | None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        recorder: Recorder,
+        label: str | None,
+        *,
+        family: str = "openai",
+        ask_usage: bool = True,
+    ) -> None:
         self._inner = client
         self.fairstream_recorder = recorder
         self._label = label
+        self._family = family
+        self._ask_usage = ask_usage
         base_url = str(client.base_url).rstrip("/")
-        self.chat = _Chat(
-            client.chat,
-            TracedCompletions(client.chat.completions, recorder, label=label, base_url=base_url),
-        )
-        self.completions = TracedCompletions(
-            client.completions, recorder, label=label, base_url=base_url
-        )
+
+        def traced(completions: Any) -> TracedCompletions:
+            return TracedCompletions(
+                completions,
+                recorder,
+                label=label,
+                base_url=base_url,
+                client=family,
+                ask_usage=ask_usage,
+            )
+
+        chat_completions = traced(client.chat.completions)
+        self.chat = _Namespace(client.chat, completions=chat_completions)
+        self.completions = traced(client.completions)
+        beta = getattr(client, "beta", None)
+        if beta is not None and hasattr(beta, "chat"):
+            self.beta = _Namespace(
+                beta,
+                chat=_Namespace(
+                    beta.chat,
+                    completions=_TracedBetaCompletions(beta.chat.completions, chat_completions),
+                ),
+            )
 
     def with_options(self, **options: Any) -> InstrumentedAsyncOpenAI:
         return InstrumentedAsyncOpenAI(
-            self._inner.with_options(**options), self.fairstream_recorder, self._label
+            self._inner.with_options(**options),
+            self.fairstream_recorder,
+            self._label,
+            family=self._family,
+            ask_usage=self._ask_usage,
         )
 
     async def __aenter__(self) -> InstrumentedAsyncOpenAI:
@@ -70,18 +109,16 @@ class InstrumentedAsyncOpenAI(_Forward):
         await self._inner.__aexit__(*exc)
 
 
-class _Chat(_Forward):
-    def __init__(self, chat: Any, completions: TracedCompletions) -> None:
-        self._inner = chat
-        self.completions = completions
+class _Namespace(_Forward):
+    """An SDK namespace object with some attributes replaced."""
+
+    def __init__(self, inner: Any, **replaced: Any) -> None:
+        self._inner = inner
+        self.__dict__.update(replaced)
 
 
 class TracedCompletions(_Forward):
-    """Stands in for the SDK's ``chat.completions`` (or ``completions``): every call traced.
-
-    ``create`` (streamed or not) and ``parse`` (structured output) are recorded; anything
-    else is the SDK's own attribute. ``client`` names the family in the trace.
-    """
+    """Stands in for the SDK's ``chat.completions`` (or ``completions``): calls traced."""
 
     def __init__(
         self,
@@ -91,7 +128,6 @@ class TracedCompletions(_Forward):
         label: str | None,
         base_url: str | None,
         client: str = "openai",
-        hooks: StreamHooks | None = None,
         ask_usage: bool = True,
     ) -> None:
         self._inner = completions
@@ -99,10 +135,12 @@ class TracedCompletions(_Forward):
         self._label = label
         self._base_url = base_url
         self._client = client
-        self._hooks = hooks
         self._ask_usage = ask_usage
 
-    def _start(self, kwargs: dict[str, Any]) -> TraceBuilder:
+    def begin(self, kwargs: dict[str, Any]) -> TraceBuilder:
+        """Start the trace of a call made with ``kwargs`` (asks for usage on streams)."""
+        if kwargs.get("stream") and self._ask_usage and "stream_options" not in kwargs:
+            kwargs["stream_options"] = {"include_usage": True}
         max_tokens = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
         builder = self._recorder.start(
             client=self._client,
@@ -115,36 +153,52 @@ class TracedCompletions(_Forward):
         return builder
 
     async def create(self, **kwargs: Any) -> Any:
-        streaming = bool(kwargs.get("stream"))
-        if streaming and self._ask_usage and "stream_options" not in kwargs:
-            kwargs["stream_options"] = {"include_usage": True}
-        adopted = self._hooks.adopt() if streaming and self._hooks is not None else None
-        builder = adopted[0] if adopted is not None else self._start(kwargs)
+        builder = self.begin(kwargs)
         result = await _call(builder, self._inner.create, kwargs)
-        if streaming:
-            if adopted is None:
-                return InstrumentedStream(result, builder)
-            set_streaming = adopted[1]
-            set_streaming(True)
-            return InstrumentedStream(result, builder, on_done=lambda: set_streaming(False))
-        _record_whole(builder, result)
-        builder.finish()
-        return result
+        if kwargs.get("stream"):
+            return InstrumentedStream(result, builder)
+        return _whole(builder, result)
 
     async def parse(self, **kwargs: Any) -> Any:
-        builder = self._start(kwargs)
-        result = await _call(builder, self._inner.parse, kwargs)
-        _record_whole(builder, result)
-        builder.finish()
-        return result
+        builder = self.begin(kwargs)
+        return _whole(builder, await _call(builder, self._inner.parse, kwargs))
+
+    @property
+    def with_raw_response(self) -> _TracedRaw:
+        return _TracedRaw(self)
 
 
-class StreamHooks(Protocol):
-    """How a wrapper around the SDK (LangChain's) takes part in a traced stream."""
+class _TracedRaw(_Forward):
+    """``completions.with_raw_response``: the raw response back, the call traced."""
 
-    def adopt(self) -> tuple[TraceBuilder, Callable[[bool], None]] | None:
-        """The trace its run already started, to be filled in here, and a switch told when
-        the traced stream starts (True) and ends (False); None to start a trace here."""
+    def __init__(self, owner: TracedCompletions) -> None:
+        self._owner = owner
+        self._inner = owner._inner.with_raw_response
+
+    async def create(self, **kwargs: Any) -> Any:
+        builder = self._owner.begin(kwargs)
+        raw = await _call(builder, self._inner.create, kwargs)
+        if kwargs.get("stream"):
+            return _RawWith(raw, InstrumentedStream(raw.parse(), builder))
+        _whole(builder, raw.parse())
+        return raw
+
+    async def parse(self, **kwargs: Any) -> Any:
+        builder = self._owner.begin(kwargs)
+        raw = await _call(builder, self._inner.parse, kwargs)
+        _whole(builder, raw.parse())
+        return raw
+
+
+class _RawWith(_Forward):
+    """A raw response whose ``parse()`` gives the traced stream."""
+
+    def __init__(self, raw: Any, parsed: Any) -> None:
+        self._inner = raw
+        self._parsed = parsed
+
+    def parse(self, **kwargs: Any) -> Any:
+        return self._parsed
 
 
 async def _call(builder: TraceBuilder, fn: Callable[..., Awaitable[Any]], kwargs: Any) -> Any:
@@ -159,8 +213,8 @@ async def _call(builder: TraceBuilder, fn: Callable[..., Awaitable[Any]], kwargs
     return result
 
 
-def _record_whole(builder: TraceBuilder, result: Any) -> None:
-    """A non-streamed answer: no chunks, but usage, finish reason and id."""
+def _whole(builder: TraceBuilder, result: Any) -> Any:
+    """A non-streamed answer: no chunks, but usage, finish reason and id; then finished."""
     builder.response_id = getattr(result, "id", None)
     usage = getattr(result, "usage", None)
     if usage is not None:
@@ -168,30 +222,59 @@ def _record_whole(builder: TraceBuilder, result: Any) -> None:
     choices = getattr(result, "choices", None) or []
     if choices:
         builder.finish_seen(choices[0].finish_reason)
+    builder.finish()
+    return result
 
 
-class InstrumentedStream(_Forward):
-    """The SDK's ``AsyncStream``, with every chunk stamped on arrival."""
+def record_chunk(b: TraceBuilder, chunk: Any, t: float | None) -> None:
+    """One SDK chunk into the trace (hot path)."""
+    choices = chunk.choices
+    if choices:
+        choice = choices[0]
+        delta = getattr(choice, "delta", None)
+        b.chunk(delta.content if delta is not None else getattr(choice, "text", None), t)
+        if choice.finish_reason:
+            b.finish_seen(choice.finish_reason)
+    else:
+        b.chunk(None, t)
+    if b.response_id is None:
+        b.response_id = chunk.id
+    usage = chunk.usage
+    if usage is not None:
+        b.chunk_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
 
-    def __init__(
-        self, stream: Any, builder: TraceBuilder, on_done: Callable[[], None] | None = None
-    ) -> None:
-        self._inner = stream
-        self._builder = builder
-        self._closed = False
-        self._on_done = on_done
-        self._arrivals = stamp_response(getattr(stream, "response", None))
 
-    def _finish(self, *args: Any, **kwargs: Any) -> None:
-        self._builder.finish(*args, **kwargs)
-        on_done, self._on_done = self._on_done, None
-        if on_done is not None:
-            on_done()
+class _Finishing:
+    """Closing rules shared by the traced streams."""
+
+    _builder: TraceBuilder
+    _closed: bool
 
     @property
     def trace(self) -> Any:
         """The finished trace, or None while the stream runs."""
         return self._builder._finished_trace
+
+    def _end_early(self) -> None:
+        if not self._builder.done:
+            if self._builder.finish_reason:
+                self._builder.finish("ok")
+            else:
+                self._builder.finish("cancelled", ClosedByCaller())
+
+    def __del__(self) -> None:
+        if not self._builder.done:
+            self._builder.finish("cancelled", StreamAbandoned())
+
+
+class InstrumentedStream(_Finishing, _Forward):
+    """The SDK's ``AsyncStream``, with every chunk stamped on arrival."""
+
+    def __init__(self, stream: Any, builder: TraceBuilder) -> None:
+        self._inner = stream
+        self._builder = builder
+        self._closed = False
+        self._arrivals = stamp_response(getattr(stream, "response", None))
 
     def __aiter__(self) -> InstrumentedStream:
         return self
@@ -200,38 +283,19 @@ class InstrumentedStream(_Forward):
         try:
             chunk = await self._inner.__anext__()
         except StopAsyncIteration:
-            self._finish()
+            self._builder.finish()
             raise
         except BaseException as exc:
-            self._finish(error=exc)
+            self._builder.finish(error=exc)
             await self._close_quietly()
             raise
-        b = self._builder
         arrivals = self._arrivals
-        t = arrivals.popleft() if arrivals else None
-        choices = chunk.choices
-        if choices:
-            choice = choices[0]
-            delta = getattr(choice, "delta", None)
-            b.chunk(delta.content if delta is not None else getattr(choice, "text", None), t)
-            if choice.finish_reason:
-                b.finish_seen(choice.finish_reason)
-        else:
-            b.chunk(None, t)
-        if b.response_id is None:
-            b.response_id = chunk.id
-        usage = chunk.usage
-        if usage is not None:
-            b.chunk_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
+        record_chunk(self._builder, chunk, arrivals.popleft() if arrivals else None)
         return chunk
 
     async def close(self) -> None:
         """Close the connection; an unfinished trace ends ``cancelled`` (closed by caller)."""
-        if not self._builder.done:
-            if self._builder.finish_reason:
-                self._finish("ok")
-            else:
-                self._finish("cancelled", ClosedByCaller())
+        self._end_early()
         await self._close_quietly()
 
     async def _close_quietly(self) -> None:
@@ -248,12 +312,77 @@ class InstrumentedStream(_Forward):
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         if ev is not None and not self._builder.done:
-            self._finish(error=ev)
+            self._builder.finish(error=ev)
         await self.close()
 
-    def __del__(self) -> None:
+
+class _TracedBetaCompletions(_Forward):
+    """``beta.chat.completions``: ``stream(...)`` (structured output, streamed) traced."""
+
+    def __init__(self, inner: Any, traced: TracedCompletions) -> None:
+        self._inner = inner
+        self._traced = traced
+
+    def stream(self, **kwargs: Any) -> _TracedStreamManager:
+        builder = self._traced.begin({**kwargs, "stream": True})
+        return _TracedStreamManager(self._inner.stream(**kwargs), builder)
+
+
+class _TracedStreamManager(_Forward):
+    """The SDK's stream manager; entering it gives a traced event stream."""
+
+    def __init__(self, manager: Any, builder: TraceBuilder) -> None:
+        self._inner = manager
+        self._builder = builder
+
+    async def __aenter__(self) -> _TracedEvents:
+        try:
+            stream = await self._inner.__aenter__()
+        except BaseException as exc:
+            self._builder.status_code = getattr(exc, "status_code", None)
+            self._builder.finish(error=exc)
+            raise
+        self._builder.mark_headers(200)
+        return _TracedEvents(stream, self._builder)
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        ev = exc[1] if len(exc) > 1 else None
         if not self._builder.done:
-            self._finish("cancelled", StreamAbandoned())
+            if ev is not None:
+                self._builder.finish(error=ev)
+            elif self._builder.finish_reason:
+                self._builder.finish("ok")
+            else:
+                self._builder.finish("cancelled", ClosedByCaller())
+        return await self._inner.__aexit__(*exc)
+
+
+class _TracedEvents(_Finishing, _Forward):
+    """The SDK's event stream; ``chunk`` events are recorded."""
+
+    def __init__(self, stream: Any, builder: TraceBuilder) -> None:
+        self._inner = stream
+        self._builder = builder
+        self._closed = False
+        raw = getattr(stream, "_raw_stream", None)
+        self._arrivals = stamp_response(getattr(raw, "response", None))
+
+    def __aiter__(self) -> _TracedEvents:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            event = await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._builder.finish()
+            raise
+        except BaseException as exc:
+            self._builder.finish(error=exc)
+            raise
+        if getattr(event, "type", None) == "chunk":
+            arrivals = self._arrivals
+            record_chunk(self._builder, event.chunk, arrivals.popleft() if arrivals else None)
+        return event
 
 
 class ClosedByCaller(Exception):
