@@ -15,6 +15,7 @@ Rule 2: the caller sees the SDK's own exceptions, untouched.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any
@@ -67,30 +68,32 @@ class InstrumentedAsyncOpenAI(_Forward):
         self._label = label
         self._family = family
         self._ask_usage = ask_usage
-        base_url = str(client.base_url).rstrip("/")
+        self._base_url = str(client.base_url).rstrip("/")
+        self.chat = _Namespace(client.chat, completions=self._traced(client.chat.completions))
 
-        def traced(completions: Any) -> TracedCompletions:
-            return TracedCompletions(
-                completions,
-                recorder,
-                label=label,
-                base_url=base_url,
-                client=family,
-                ask_usage=ask_usage,
-            )
+    # The SDK imports its resource modules on first access (``beta`` alone costs ~0.5 s),
+    # so these are wrapped only when the caller reaches for them.
+    @functools.cached_property
+    def completions(self) -> TracedCompletions:
+        return self._traced(self._inner.completions)
 
-        chat_completions = traced(client.chat.completions)
-        self.chat = _Namespace(client.chat, completions=chat_completions)
-        self.completions = traced(client.completions)
-        beta = getattr(client, "beta", None)
-        if beta is not None and hasattr(beta, "chat"):
-            self.beta = _Namespace(
-                beta,
-                chat=_Namespace(
-                    beta.chat,
-                    completions=_TracedBetaCompletions(beta.chat.completions, chat_completions),
-                ),
-            )
+    @functools.cached_property
+    def beta(self) -> Any:
+        beta = self._inner.beta
+        if not hasattr(beta, "chat"):
+            return beta
+        stream = _TracedBetaCompletions(beta.chat.completions, self.chat.completions)
+        return _Namespace(beta, chat=_Namespace(beta.chat, completions=stream))
+
+    def _traced(self, completions: Any) -> TracedCompletions:
+        return TracedCompletions(
+            completions,
+            self.fairstream_recorder,
+            label=self._label,
+            base_url=self._base_url,
+            client=self._family,
+            ask_usage=self._ask_usage,
+        )
 
     def with_options(self, **options: Any) -> InstrumentedAsyncOpenAI:
         return InstrumentedAsyncOpenAI(
@@ -245,10 +248,33 @@ def record_chunk(b: TraceBuilder, chunk: Any, t: float | None) -> None:
 
 
 class _Finishing:
-    """Closing rules shared by the traced streams."""
+    """Pulling and closing rules shared by the traced streams."""
 
+    _inner: Any
     _builder: TraceBuilder
     _closed: bool
+
+    async def _pull(self) -> Any:
+        """The inner stream's next item; its end or failure finishes the trace."""
+        try:
+            return await self._inner.__anext__()
+        except StopAsyncIteration:
+            self._builder.finish()
+            raise
+        except BaseException as exc:
+            self._builder.finish(error=exc)
+            await self._close_quietly()
+            raise
+
+    async def _close_quietly(self) -> None:
+        """Close the inner stream's connection, even while being cancelled."""
+        if self._closed:
+            return
+        self._closed = True
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            with anyio.CancelScope(shield=True):
+                await close()
 
     @property
     def trace(self) -> Any:
@@ -280,30 +306,39 @@ class InstrumentedStream(_Finishing, _Forward):
         return self
 
     async def __anext__(self) -> Any:
+        # The hot path: ``_pull`` and ``record_chunk`` written out, one frame per chunk.
+        b = self._builder
         try:
             chunk = await self._inner.__anext__()
         except StopAsyncIteration:
-            self._builder.finish()
+            b.finish()
             raise
         except BaseException as exc:
-            self._builder.finish(error=exc)
+            b.finish(error=exc)
             await self._close_quietly()
             raise
         arrivals = self._arrivals
-        record_chunk(self._builder, chunk, arrivals.popleft() if arrivals else None)
+        t = arrivals.popleft() if arrivals else None
+        choices = chunk.choices
+        if choices:
+            choice = choices[0]
+            delta = choice.delta if hasattr(choice, "delta") else None
+            b.chunk(delta.content if delta is not None else getattr(choice, "text", None), t)
+            if choice.finish_reason:
+                b.finish_seen(choice.finish_reason)
+        else:
+            b.chunk(None, t)
+        if b.response_id is None:
+            b.response_id = chunk.id
+        usage = chunk.usage
+        if usage is not None:
+            b.chunk_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
         return chunk
 
     async def close(self) -> None:
         """Close the connection; an unfinished trace ends ``cancelled`` (closed by caller)."""
         self._end_early()
         await self._close_quietly()
-
-    async def _close_quietly(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        with anyio.CancelScope(shield=True):
-            await self._inner.close()
 
     async def __aenter__(self) -> InstrumentedStream:
         return self
@@ -371,14 +406,7 @@ class _TracedEvents(_Finishing, _Forward):
         return self
 
     async def __anext__(self) -> Any:
-        try:
-            event = await self._inner.__anext__()
-        except StopAsyncIteration:
-            self._builder.finish()
-            raise
-        except BaseException as exc:
-            self._builder.finish(error=exc)
-            raise
+        event = await self._pull()
         if getattr(event, "type", None) == "chunk":
             arrivals = self._arrivals
             record_chunk(self._builder, event.chunk, arrivals.popleft() if arrivals else None)
