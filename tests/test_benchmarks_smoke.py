@@ -9,23 +9,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_server_capacity_smoke() -> None:
+def run_benchmark(name: str, *args: str, timeout: float = 180) -> list[str]:
+    """The benchmark's stdout lines, after checking it exited 0."""
     out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "server_capacity.py"),
-            "--sizes",
-            "4,16",
-            "--window",
-            "0.5",
-        ],
+        [sys.executable, str(ROOT / "benchmarks" / name), *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    lines = out.stdout.splitlines()
+    return out.stdout.splitlines()
+
+
+def test_server_capacity_smoke() -> None:
+    lines = run_benchmark("server_capacity.py", "--sizes", "4,16", "--window", "0.5")
     rows = [line.split() for line in lines if line.strip()[:1].isdigit()]
     assert [r[0] for r in rows] == ["4", "16"]
     for row in rows:
@@ -35,27 +33,11 @@ def test_server_capacity_smoke() -> None:
 
 
 def test_overhead_smoke() -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "overhead.py"),
-            "--chunks",
-            "400",
-            "--streams",
-            "4",
-            "--pairs",
-            "2",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
+    lines = run_benchmark("overhead.py", "--chunks", "400", "--streams", "4", "--pairs", "2")
     rows = {
-        line.split()[0]: line.split()
-        for line in out.stdout.splitlines()
-        if line.split() and line.split()[0] in ("openai", "langchain", "httpx")
+        cells[0]: cells
+        for cells in (line.split() for line in lines)
+        if cells and cells[0] in ("openai", "langchain", "httpx") and len(cells) == 6
     }
     assert set(rows) == {"openai", "langchain", "httpx"}
     for cells in rows.values():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -51,6 +52,17 @@ def instrument_openai(client: Any, recorder: Recorder, label: str | None) -> Any
     return InstrumentedAsyncOpenAI(client, recorder, label)
 
 
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """What every traced call of one instrumented client shares."""
+
+    recorder: Recorder
+    label: str | None
+    base_url: str | None
+    family: str = "openai"  # the client family named in traces
+    ask_usage: bool = True  # add include_usage to streams that do not say
+
+
 class InstrumentedAsyncOpenAI(_Forward):
     """``AsyncOpenAI`` with its completion calls traced (see the module docstring)."""
 
@@ -65,17 +77,18 @@ class InstrumentedAsyncOpenAI(_Forward):
     ) -> None:
         self._inner = client
         self.fairstream_recorder = recorder
-        self._label = label
-        self._family = family
-        self._ask_usage = ask_usage
-        self._base_url = str(client.base_url).rstrip("/")
-        self.chat = _Namespace(client.chat, completions=self._traced(client.chat.completions))
+        self._settings = _Settings(
+            recorder, label, str(client.base_url).rstrip("/"), family, ask_usage
+        )
+        self.chat = _Namespace(
+            client.chat, completions=TracedCompletions(client.chat.completions, self._settings)
+        )
 
     # The SDK imports its resource modules on first access (``beta`` alone costs ~0.5 s),
     # so these are wrapped only when the caller reaches for them.
     @functools.cached_property
     def completions(self) -> TracedCompletions:
-        return self._traced(self._inner.completions)
+        return TracedCompletions(self._inner.completions, self._settings)
 
     @functools.cached_property
     def beta(self) -> Any:
@@ -85,23 +98,14 @@ class InstrumentedAsyncOpenAI(_Forward):
         stream = _TracedBetaCompletions(beta.chat.completions, self.chat.completions)
         return _Namespace(beta, chat=_Namespace(beta.chat, completions=stream))
 
-    def _traced(self, completions: Any) -> TracedCompletions:
-        return TracedCompletions(
-            completions,
-            self.fairstream_recorder,
-            label=self._label,
-            base_url=self._base_url,
-            client=self._family,
-            ask_usage=self._ask_usage,
-        )
-
     def with_options(self, **options: Any) -> InstrumentedAsyncOpenAI:
+        st = self._settings
         return InstrumentedAsyncOpenAI(
             self._inner.with_options(**options),
-            self.fairstream_recorder,
-            self._label,
-            family=self._family,
-            ask_usage=self._ask_usage,
+            st.recorder,
+            st.label,
+            family=st.family,
+            ask_usage=st.ask_usage,
         )
 
     async def __aenter__(self) -> InstrumentedAsyncOpenAI:
@@ -123,34 +127,22 @@ class _Namespace(_Forward):
 class TracedCompletions(_Forward):
     """Stands in for the SDK's ``chat.completions`` (or ``completions``): calls traced."""
 
-    def __init__(
-        self,
-        completions: Any,
-        recorder: Recorder,
-        *,
-        label: str | None,
-        base_url: str | None,
-        client: str = "openai",
-        ask_usage: bool = True,
-    ) -> None:
+    def __init__(self, completions: Any, settings: _Settings) -> None:
         self._inner = completions
-        self._recorder = recorder
-        self._label = label
-        self._base_url = base_url
-        self._client = client
-        self._ask_usage = ask_usage
+        self._settings = settings
 
     def begin(self, kwargs: dict[str, Any]) -> TraceBuilder:
         """Start the trace of a call made with ``kwargs`` (asks for usage on streams)."""
-        if kwargs.get("stream") and self._ask_usage and "stream_options" not in kwargs:
+        st = self._settings
+        if kwargs.get("stream") and st.ask_usage and "stream_options" not in kwargs:
             kwargs["stream_options"] = {"include_usage": True}
         max_tokens = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
-        builder = self._recorder.start(
-            client=self._client,
+        builder = st.recorder.start(
+            client=st.family,
             model=kwargs.get("model"),
-            base_url=self._base_url,
+            base_url=st.base_url,
             max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-            label=self._label,
+            label=st.label,
         )
         builder.mark_sent()
         return builder
