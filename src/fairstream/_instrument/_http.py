@@ -130,7 +130,7 @@ class ChatStream:
         try:
             response = await self._http.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise self._fail(TransportError(f"{type(exc).__name__}: {exc}"), exc) from exc
+            raise self._fail(TransportError(f"{type(exc).__name__}: {exc}")) from exc
         except BaseException as exc:
             b.finish(error=exc)
             raise
@@ -163,7 +163,7 @@ class ChatStream:
                 raise
             raise self._fail(StreamProtocolError("stream ended without [DONE]")) from None
         except httpx.HTTPError as exc:
-            raise self._fail(TransportError(f"{type(exc).__name__}: {exc}"), exc) from exc
+            raise self._fail(TransportError(f"{type(exc).__name__}: {exc}")) from exc
         except BaseException as exc:
             b.finish(error=exc)
             await self._close()
@@ -201,7 +201,7 @@ class ChatStream:
             )
         return chunk
 
-    def _fail(self, err: StreamError, cause: BaseException | None = None) -> StreamError:
+    def _fail(self, err: StreamError) -> StreamError:
         err.trace = self._builder.finish(error=err)
         return err
 

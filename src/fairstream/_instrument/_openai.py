@@ -298,7 +298,7 @@ class InstrumentedStream(_Finishing, _Forward):
         return self
 
     async def __anext__(self) -> Any:
-        # The hot path: ``_pull`` and ``record_chunk`` written out, one frame per chunk.
+        # The hot path: ``_pull`` written out, so a chunk costs one frame less.
         b = self._builder
         try:
             chunk = await self._inner.__anext__()
@@ -310,21 +310,7 @@ class InstrumentedStream(_Finishing, _Forward):
             await self._close_quietly()
             raise
         arrivals = self._arrivals
-        t = arrivals.popleft() if arrivals else None
-        choices = chunk.choices
-        if choices:
-            choice = choices[0]
-            delta = choice.delta if hasattr(choice, "delta") else None
-            b.chunk(delta.content if delta is not None else getattr(choice, "text", None), t)
-            if choice.finish_reason:
-                b.finish_seen(choice.finish_reason)
-        else:
-            b.chunk(None, t)
-        if b.response_id is None:
-            b.response_id = chunk.id
-        usage = chunk.usage
-        if usage is not None:
-            b.chunk_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)
+        record_chunk(b, chunk, arrivals.popleft() if arrivals else None)
         return chunk
 
     async def close(self) -> None:
