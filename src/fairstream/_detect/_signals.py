@@ -1,0 +1,204 @@
+"""The detection signals of DESIGN.md section 4, each a pure function of the requests.
+
+Every function takes the requests (with their own content ends), the step time (None for
+summary-only input) and a tolerance ``tol`` (seconds within which two events count as
+simultaneous), and returns plain numbers; the verdict is decided elsewhere.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ._view import Req
+
+__all__ = [
+    "Clusters",
+    "admissions_mid_decode",
+    "demand_overlaps",
+    "end_sync",
+    "free_slot_waits",
+    "holds",
+    "max_overlap",
+    "saturated",
+    "stalls",
+    "start_clusters",
+    "waits_behind_one",
+]
+
+
+def demand_overlaps(reqs: Sequence[Req]) -> bool:
+    """Were two requests ever outstanding at once (sent, not yet ended)?"""
+    spans = sorted((r.sent, r.end) for r in reqs)
+    return any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False)) if spans else False
+
+
+def max_overlap(reqs: Sequence[Req], tol: float) -> int:
+    """Most requests generating at once (intervals shrunk by ``tol/2`` at each side)."""
+    spans = [(r.first + tol / 2, r.own_end - tol / 2) for r in reqs]
+    best = 1 if reqs else 0
+    for lo, hi in spans:
+        if hi < lo:
+            continue
+        best = max(best, sum(1 for a, b in spans if a <= lo <= b and a <= b))
+    return best
+
+
+def admissions_mid_decode(reqs: Sequence[Req], tol: float) -> list[Req]:
+    """Requests whose first content came while another, started earlier, was mid-generation.
+
+    Impossible under static batching (a batch is never refilled) and sequential service.
+    """
+    out = []
+    for j in reqs:
+        for i in reqs:
+            if i is j or j.first - i.first <= tol:
+                continue
+            if i.first + tol < j.first < i.own_end - tol:
+                out.append(j)
+                break
+    return out
+
+
+def holds(reqs: Sequence[Req], step: float | None, tol: float) -> dict[str, float]:
+    """Per request: time its stream stayed open after its own content ended (chunk input)."""
+    if step is None:
+        return {}
+    floor = 3 * step + tol
+    return {r.rid: r.end - r.own_end for r in reqs if r.chunked and r.end - r.own_end >= floor}
+
+
+def counterfactual_starts(reqs: Sequence[Req], cap: int) -> dict[str, float]:
+    """When each request could have started under FCFS continuous batching with ``cap`` slots.
+
+    Others keep their observed generation spans; requests sent earlier and not yet started
+    count as ahead in the queue.
+    """
+    out: dict[str, float] = {}
+    for j in reqs:
+        others = [i for i in reqs if i is not j]
+        candidates = sorted({j.sent, *(i.own_end for i in others if i.own_end > j.sent)})
+        start = candidates[-1]
+        for t in candidates:
+            busy = sum(
+                1
+                for i in others
+                if (i.first <= t < i.own_end) or (i.sent < j.sent and t < i.first)
+            )
+            if busy < cap:
+                start = t
+                break
+        out[j.rid] = start
+    return out
+
+
+def free_slot_waits(
+    reqs: Sequence[Req], cap: int, base_ttft: float, grace: float
+) -> dict[str, float]:
+    """Per request: how long it waited beyond when continuous batching would have started it."""
+    starts = counterfactual_starts(reqs, cap)
+    waits = {}
+    for r in reqs:
+        late = r.first - (starts[r.rid] + base_ttft)
+        if late >= grace:
+            waits[r.rid] = late
+    return waits
+
+
+def waits_behind_one(reqs: Sequence[Req], tol: float, min_wait: float) -> int:
+    """Requests that waited in a queue and began just as another request ended."""
+    ends = [t for r in reqs for t in (r.end, r.own_end)]
+    base = min(r.first - r.sent for r in reqs)
+    return sum(
+        1
+        for j in reqs
+        if j.first - j.sent >= base + min_wait and any(abs(j.first - t) <= 3 * tol for t in ends)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Clusters:
+    """Requests grouped by a time (first content or end) within a tolerance."""
+
+    groups: list[list[Req]]
+
+
+def start_clusters(reqs: Sequence[Req], tol: float) -> Clusters:
+    """Groups of requests whose first contents arrived together (within ``tol``)."""
+    return Clusters(_cluster(reqs, lambda r: r.first, tol))
+
+
+def _cluster(reqs: Sequence[Req], get: Callable[[Req], float], tol: float) -> list[list[Req]]:
+    ordered = sorted(reqs, key=get)
+    groups: list[list[Req]] = []
+    for r in ordered:
+        if groups and get(r) - get(groups[-1][-1]) <= tol:
+            groups[-1].append(r)
+        else:
+            groups.append([r])
+    return groups
+
+
+def saturated(group: Sequence[Req], reqs: Sequence[Req], tol: float) -> bool:
+    """Did someone wait while ``group`` started (so the group was as big as it could be)?"""
+    start = min(r.first for r in group)
+    ids = {r.rid for r in group}
+    return any(r.rid not in ids and r.sent < start - tol and r.first > start + tol for r in reqs)
+
+
+def end_sync(
+    reqs: Sequence[Req], step: float | None, tol: float
+) -> tuple[list[list[Req]], list[list[Req]]]:
+    """End clusters whose members would have ended apart at their own pace.
+
+    Returns (synchronized clusters, those among them whose members also started together).
+    Own pace: first content + (tokens - 1) x step with chunk input; with summary input,
+    first content (requests of similar length), since no step time is known.
+    """
+
+    def pace_end(r: Req) -> float | None:
+        if step is not None and r.tokens is not None:
+            return r.first + max(r.tokens - 1, 0) * step
+        return r.first
+
+    synced, together = [], []
+    for group in _cluster(reqs, lambda r: r.end, tol):
+        if len(group) < 2:
+            continue
+        tokens = [r.tokens for r in group if r.tokens is not None]
+        if step is None and tokens and max(tokens) > 1.25 * max(min(tokens), 1):
+            # lengths differ and no step to weigh them: starts alone can't judge pace
+            paces = None
+        else:
+            paces = [p for p in map(pace_end, group) if p is not None]
+        ends = [r.end for r in group]
+        spread_end = max(ends) - min(ends)
+        if paces and max(paces) - min(paces) >= max(4 * tol, 4 * spread_end):
+            synced.append(group)
+        firsts = [r.first for r in group]
+        if max(firsts) - min(firsts) <= tol and len(set(tokens)) > 1 and spread_end <= tol:
+            together.append(group)
+    return synced, together
+
+
+def stalls(
+    reqs: Sequence[Req], newcomers: Sequence[Req], step: float, tol: float
+) -> list[float]:
+    """Per admission mid-decode: the extra delay (in steps) of running streams around it."""
+    out = []
+    for j in newcomers:
+        # its first token came with the prefill; a coalescing server sends it k-1 steps later
+        t0 = j.first - (j.ktoks[0] - 1) * step if j.ktoks else j.first
+        excess = []
+        for i in reqs:
+            if i is j or not i.chunked or not (i.first + tol < j.first < i.own_end - tol):
+                continue
+            eps = 0.25 * step
+            for a, b, k in zip(i.times, i.times[1:], i.ktoks[1:], strict=False):
+                if a < t0 - eps and b >= t0 - eps:
+                    excess.append((b - a - k * step) / step)
+                    break
+        if excess:
+            out.append(statistics.median(excess))
+    return out
