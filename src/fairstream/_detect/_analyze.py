@@ -12,7 +12,14 @@ from collections.abc import Iterable, Sequence
 
 from .._trace import StreamTrace
 from . import _signals as sig
-from ._report import BatchingReport, Evidence, Recommendation, RequestFinding, Verdict
+from ._report import (
+    BatchingReport,
+    Evidence,
+    Recommendation,
+    Release,
+    RequestFinding,
+    Verdict,
+)
 from ._view import Req, estimate_step, views, with_own_end
 
 __all__ = ["analyze"]
@@ -73,7 +80,7 @@ class _Analysis:
         self._evidence_sync(sync, n_sync, synced, together)
 
         verdict: Verdict
-        release = None
+        release: Release | None = None
         stalls: bool | None = None
         if overlap <= 1:
             behind = sig.waits_behind_one(reqs, tol, self.grace)
@@ -112,7 +119,7 @@ class _Analysis:
         conf = _confidence(support, against)
         if not self.chunked:
             conf = min(conf, SUMMARY_CAP)
-        batch = self._batch_size(verdict, overlap)
+        batch, exact = self._batch_size(verdict, overlap)
         return BatchingReport(
             verdict=verdict,
             confidence=conf if verdict != "unknown" else 0.0,
@@ -120,6 +127,7 @@ class _Analysis:
             synchronized_completion=sync,
             prefill_stalls=stalls,
             batch_size=batch,
+            batch_size_exact=exact,
             step_ms=None if step is None else step * 1e3,
             requests=len(reqs),
             evidence=tuple(self.ev),
@@ -225,12 +233,13 @@ class _Analysis:
         )
         return stalled
 
-    def _batch_size(self, verdict: Verdict, overlap: int) -> int | None:
+    def _batch_size(self, verdict: Verdict, overlap: int) -> tuple[int | None, bool]:
+        """The batch size and whether it is exact (a full batch was seen) or a lower bound."""
         reqs, tol = self.reqs, self.tol
         if verdict == "sequential":
-            return 1
+            return 1, True
         if verdict == "static":
-            groups = [g for g in sig.start_clusters(reqs, tol).groups if len(g) >= 1]
+            groups = sig.start_clusters(reqs, tol).groups
             full = [len(g) for g in groups if sig.saturated(g, reqs, tol)]
             size = max(full) if full else max(len(g) for g in groups)
             self.ev.append(
@@ -241,13 +250,15 @@ class _Analysis:
                     + ("" if full else " (no wave was full: the batch may be larger)"),
                 )
             )
-            return size
+            return size, bool(full)
         if verdict == "continuous":
-            waited = [r for r in reqs if r.first - r.sent >= self.grace + _min_ttft(reqs)]
-            if waited:
-                return overlap
-            return None
-        return None
+            floor = self.grace + _min_ttft(reqs)
+            if any(r.first - r.sent >= floor for r in reqs):
+                return overlap, True
+            self.ev.append(
+                Evidence("batch_cap", overlap, f"{overlap} ran together and nobody queued")
+            )
+        return None, False
 
     def _findings(
         self, held: dict[str, float], held_back: dict[str, float]

@@ -14,6 +14,7 @@ __all__ = [
     "BatchingReport",
     "Evidence",
     "Recommendation",
+    "Release",
     "RequestFinding",
     "Verdict",
 ]
@@ -75,6 +76,7 @@ class BatchingReport:
     synchronized_completion: bool = False
     prefill_stalls: bool | None = None
     batch_size: int | None = None
+    batch_size_exact: bool = False  # False: a lower bound (no full batch was seen)
     step_ms: float | None = None
     requests: int = 0
     evidence: tuple[Evidence, ...] = ()
@@ -86,11 +88,13 @@ class BatchingReport:
         """One sentence: the verdict with its numbers and the cost to short requests."""
         if self.verdict == "unknown":
             return "Not enough evidence to tell how the server batches."
-        parts = [f"The server batches {self.verdict}ally"]
-        if self.verdict == "sequential":
-            parts = ["The server serves one request at a time"]
-        elif self.verdict == "static":
-            parts[0] = "The server batches statically"
+        parts = [
+            {
+                "static": "The server batches statically",
+                "continuous": "The server batches continuously",
+                "sequential": "The server serves one request at a time",
+            }[self.verdict]
+        ]
         if self.batch_size and self.verdict == "static":
             parts.append(f"in groups of {self.batch_size}")
         if self.step_ms:

@@ -7,6 +7,7 @@ simultaneous), and returns plain numbers; the verdict is decided elsewhere.
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ __all__ = [
 def demand_overlaps(reqs: Sequence[Req]) -> bool:
     """Were two requests ever outstanding at once (sent, not yet ended)?"""
     spans = sorted((r.sent, r.end) for r in reqs)
-    return any(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False)) if spans else False
+    return any(b[0] < a[1] for a, b in itertools.pairwise(spans)) if spans else False
 
 
 def max_overlap(reqs: Sequence[Req], tol: float) -> int:
@@ -82,9 +83,7 @@ def counterfactual_starts(reqs: Sequence[Req], cap: int) -> dict[str, float]:
         start = candidates[-1]
         for t in candidates:
             busy = sum(
-                1
-                for i in others
-                if (i.first <= t < i.own_end) or (i.sent < j.sent and t < i.first)
+                1 for i in others if (i.first <= t < i.own_end) or (i.sent < j.sent and t < i.first)
             )
             if busy < cap:
                 start = t
@@ -98,10 +97,13 @@ def free_slot_waits(
 ) -> dict[str, float]:
     """Per request: how long it waited beyond when continuous batching would have started it."""
     starts = counterfactual_starts(reqs, cap)
+    ends = sorted(t for r in reqs for t in (r.end, r.own_end))
     waits = {}
     for r in reqs:
         late = r.first - (starts[r.rid] + base_ttft)
-        if late >= grace:
+        # gated: it began just as another request ended (a slow prefill is not a wait)
+        began = r.first - base_ttft
+        if late >= grace and any(r.sent < t and abs(began - t) <= grace for t in ends):
             waits[r.rid] = late
     return waits
 
@@ -182,9 +184,7 @@ def end_sync(
     return synced, together
 
 
-def stalls(
-    reqs: Sequence[Req], newcomers: Sequence[Req], step: float, tol: float
-) -> list[float]:
+def stalls(reqs: Sequence[Req], newcomers: Sequence[Req], step: float, tol: float) -> list[float]:
     """Per admission mid-decode: the extra delay (in steps) of running streams around it."""
     out = []
     for j in newcomers:

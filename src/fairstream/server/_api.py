@@ -133,7 +133,7 @@ class OpenAIApp:
             else self.text.answer(key)
         )
         natural = answer.length if answer.length is not None else self.lengths.draw(key)
-        out = limit if p.ignore_eos else min(limit, natural)
+        out = limit if p.ignore_eos and cfg.honor_ignore_eos else min(limit, natural)
         reason: Literal["stop", "length"] = "length" if out >= limit else "stop"
         seq = SeqRequest(rid, p.prompt_tokens, out, reason)
         fmt = ChunkFormat(kind, rid, self.created, cfg.model)

@@ -40,6 +40,7 @@ class ServerConfig:
     max_tokens_cap: int = 4096
     max_model_len: int = 32768
     tokens_per_chunk: int = 1
+    honor_ignore_eos: bool = True  # False: behave like servers that ignore vLLM's ignore_eos
     role_chunk_on_admission: bool = False  # OpenAI's habit; vLLM sends it with the first token
     record_emissions: bool = False  # keep chunk write times, served on GET /debug/emissions
     model: str = "fairstream-ref"
