@@ -7,6 +7,21 @@ Integrations with optional dependencies (LangChain, OpenTelemetry) import lazily
 from typing import Any as _Any
 
 from ._builder import TraceBuilder, tag
+from ._detect import (
+    REPORT_SCHEMA,
+    BatchingReport,
+    Evidence,
+    Recommendation,
+    RequestFinding,
+    TraceFile,
+    analyze,
+    ascii_timeline,
+    parse_summaries,
+    plot_timeline,
+    print_report,
+    probe,
+    read_traces,
+)
 from ._errors import (
     FairstreamError,
     MissingExtraError,
@@ -51,8 +66,10 @@ def __getattr__(name: str) -> _Any:
 
 
 __all__ = [
+    "BatchingReport",
     "ChatStream",
     "CostModel",
+    "Evidence",
     "FairstreamCallbackHandler",
     "FairstreamError",
     "JsonlSink",
@@ -63,8 +80,11 @@ __all__ = [
     "OtelSink",
     "PRESETS",
     "Percentiles",
+    "REPORT_SCHEMA",
+    "Recommendation",
     "Recorder",
     "ReferenceServer",
+    "RequestFinding",
     "SCHEMA",
     "ServerConfig",
     "ServerError",
@@ -79,13 +99,21 @@ __all__ = [
     "StreamTrace",
     "Summary",
     "TraceBuilder",
+    "TraceFile",
     "TransportError",
     "Usage",
     "__version__",
+    "analyze",
+    "ascii_timeline",
     "default_recorder",
     "format_line",
     "instrument",
     "load_jsonl",
+    "parse_summaries",
+    "plot_timeline",
+    "print_report",
+    "probe",
+    "read_traces",
     "simulate",
     "summarize",
     "tag",

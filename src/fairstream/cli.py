@@ -1,4 +1,4 @@
-"""The ``fairstream`` command line: ``serve`` today; probe, analyze, bench and demo to come."""
+"""The ``fairstream`` command line: ``serve``, ``analyze`` and ``probe``."""
 
 from __future__ import annotations
 
@@ -95,6 +95,16 @@ def serve(**options: Any) -> None:
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     _run_server(config)
+
+
+def _register() -> None:
+    from ._cli_detect import analyze_cmd, probe_cmd
+
+    cli.add_command(analyze_cmd)
+    cli.add_command(probe_cmd)
+
+
+_register()
 
 
 def _run_server(config: ServerConfig) -> None:

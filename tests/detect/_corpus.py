@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from fairstream import ServerConfig
 
+from ._modes import MODES as _MODES
 from ._simtraces import Workload
 
-MODES = ("static/batch_end", "static/stream", "continuous", "continuous/stalls", "sequential")
+MODES = tuple(_MODES)
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,3 @@ def corpus(n: int, seed: int = 7) -> list[Case]:
         workload = Workload(n=n_req, window=window, seed=rng.randrange(1 << 30))
         cases.append(Case(truth, cfg, workload, rng.uniform(0.0, 0.2), rng.randrange(1 << 30)))
     return cases
-
-
-def label(verdict: str, release: str | None, stalls: bool | None) -> str:
-    """The report's answer in the corpus's terms."""
-    if verdict == "static":
-        return f"static/{release}"
-    if verdict == "continuous":
-        return "continuous/stalls" if stalls else "continuous"
-    return verdict

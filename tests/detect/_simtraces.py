@@ -104,7 +104,9 @@ def sim_traces(
                 chunk_tokens=tuple(toks_all),
                 chunk_chars=tuple(chars),
                 chunk_tokens_estimated=True,
-                usage=Usage(r.prompt_tokens, len(r.token_times), r.prompt_tokens + len(r.token_times)),
+                usage=Usage(
+                    r.prompt_tokens, len(r.token_times), r.prompt_tokens + len(r.token_times)
+                ),
                 finish_reason=r.finish_reason,
                 client="sim",
             )

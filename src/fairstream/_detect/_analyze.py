@@ -65,6 +65,16 @@ class _Analysis:
             self.grace = 3 * self.tol
         if step is not None:
             ev.append(Evidence("step_ms", round(step * 1e3, 3), _step_detail(step)))
+        else:
+            ev.append(
+                Evidence(
+                    "summary_input",
+                    True,
+                    "only summary times (no chunk times): holds, steps and stalls can't be"
+                    f" seen, so confidence stays at most {SUMMARY_CAP}; `fairstream probe`"
+                    " tells static batching from prefill stalls",
+                )
+            )
 
     def report(self) -> BatchingReport:
         reqs, tol, step = self.reqs, self.tol, self.step
@@ -251,7 +261,7 @@ class _Analysis:
                 )
             )
             return size, bool(full)
-        if verdict == "continuous":
+        if verdict == "continuous" and self.chunked:
             floor = self.grace + _min_ttft(reqs)
             if any(r.first - r.sent >= floor for r in reqs):
                 return overlap, True

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from .._errors import ServerError
+from .._errors import FairstreamError, ServerError
 from .._instrument._http import StreamClient
 from .._recorder import Recorder
 from .._trace import StreamTrace
@@ -48,7 +48,24 @@ async def probe(
     rec = recorder if recorder is not None else Recorder()
     async with StreamClient(base_url, api_key=api_key, recorder=rec, label="probe") as client:
         run = _Probe(client, model, budget, max_tokens)
-        return await run.run()
+        try:
+            return await run.run()
+        except BaseExceptionGroup as group:  # a phase's requests failed: raise the first
+            first = _first_error(group)
+            if first is None:
+                raise
+            raise first from group
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> FairstreamError | None:
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_error(exc)
+            if found is not None:
+                return found
+        elif isinstance(exc, FairstreamError):
+            return exc
+    return None
 
 
 class _Probe:
