@@ -42,3 +42,11 @@ def test_overhead_smoke() -> None:
     assert set(rows) == {"openai", "langchain", "httpx"}
     for cells in rows.values():
         assert all(float(x) > 0 for x in cells[2:4])  # CPU per chunk, raw and instrumented
+
+
+def test_detector_benchmark_smoke() -> None:
+    lines = run_benchmark("detector.py", "--corpus", "10", "--presets", "default-7b", "--tpc", "1")
+    rows = [line.split() for line in lines if line.startswith("default-7b")]
+    assert len(rows) == 5  # one probe per behaviour
+    assert all(int(r[-2]) <= 32 for r in rows)  # requests spent within the default budget
+    assert any(line.startswith("right ") for line in lines)

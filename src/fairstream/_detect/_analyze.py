@@ -263,7 +263,15 @@ class _Analysis:
             return size, bool(full)
         if verdict == "continuous" and self.chunked:
             floor = self.grace + _min_ttft(reqs)
-            if any(r.first - r.sent >= floor for r in reqs):
+            ends = [t for r in reqs for t in (r.end, r.own_end)]
+            # someone queued and got in exactly when another left: the slots were all taken
+            if any(
+                r.first - r.sent >= floor
+                and any(
+                    r.sent < t and abs(r.first - _min_ttft(reqs) - t) <= self.grace for t in ends
+                )
+                for r in reqs
+            ):
                 return overlap, True
             self.ev.append(
                 Evidence("batch_cap", overlap, f"{overlap} ran together and nobody queued")
