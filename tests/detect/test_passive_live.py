@@ -37,9 +37,8 @@ async def mixed_workload(base_url: str, model: str, n: int = 28, seed: int = 0) 
     return recorder
 
 
-@pytest.mark.parametrize(
-    ("preset", "tpc"), [("default-7b", 1), ("ascend-7b", 3)], ids=["default-tpc1", "ascend-tpc3"]
-)
+@pytest.mark.parametrize("tpc", [1, 3])
+@pytest.mark.parametrize("preset", ["default-7b", "ascend-7b"])
 @pytest.mark.parametrize("mode", list(MODES))
 async def test_passive_analysis_of_a_mixed_workload(mode: str, preset: str, tpc: int) -> None:
     cfg = config(mode, preset, tpc)
