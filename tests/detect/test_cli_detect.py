@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from fairstream import JsonlSink, ReferenceServer, ascii_timeline, load_jsonl, plot_timeline
+from fairstream import (
+    JsonlSink,
+    MissingExtraError,
+    ReferenceServer,
+    ascii_timeline,
+    load_jsonl,
+    plot_timeline,
+)
 from fairstream.cli import cli
 
 from ._modes import config
@@ -96,6 +104,14 @@ def test_timelines_draw_every_state(tmp_path: Path) -> None:
     assert len(rows) == 8
     assert all("F" in r and "=" in r for r in rows)
     assert any("-" in r for r in rows)  # some stream held open after its content
-    pytest.importorskip("matplotlib")
     png = plot_timeline(traces, tmp_path / "t.png", title="test")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_png_without_matplotlib_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import fails as if not installed
+    traces = sim_traces(config("sequential", "default-7b", 1), Workload(n=3, window=0.0))
+    with pytest.raises(MissingExtraError, match=r"fairstream\[plot\]"):
+        plot_timeline(traces, tmp_path / "t.png")
