@@ -261,6 +261,16 @@ class _Analysis:
                 )
             )
             return size, bool(full)
+        if verdict == "unknown" and self.chunked:
+            groups = sig.start_clusters(reqs, tol).groups
+            full = [len(g) for g in groups if len(g) > 1 and sig.saturated(g, reqs, tol)]
+            if full:
+                size = max(full)
+                self.ev.append(
+                    Evidence("capacity", size, f"{size} started together while others waited")
+                )
+                return size, True
+            return None, False
         if verdict == "continuous" and self.chunked:
             floor = self.grace + _min_ttft(reqs)
             ends = [t for r in reqs for t in (r.end, r.own_end)]

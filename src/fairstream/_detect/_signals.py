@@ -143,10 +143,15 @@ def _cluster(reqs: Sequence[Req], get: Callable[[Req], float], tol: float) -> li
 
 
 def saturated(group: Sequence[Req], reqs: Sequence[Req], tol: float) -> bool:
-    """Did someone wait while ``group`` started (so the group was as big as it could be)?"""
+    """Was someone already waiting when ``group`` formed, yet left out (so it was full)?
+
+    The group formed about one minimal TTFT (its prefill) before its first tokens; a
+    request sent after that could not have joined it, however close its send time.
+    """
     start = min(r.first for r in group)
+    formed = start - min(r.first - r.sent for r in reqs) - tol
     ids = {r.rid for r in group}
-    return any(r.rid not in ids and r.sent < start - tol and r.first > start + tol for r in reqs)
+    return any(r.rid not in ids and r.sent < formed and r.first > start + tol for r in reqs)
 
 
 def end_sync(

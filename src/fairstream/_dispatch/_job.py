@@ -1,0 +1,62 @@
+"""One submission to the dispatcher, and how instrumented calls inside it find it.
+
+Rule: while a submitted function runs, ``CURRENT_JOB`` holds its job; a ``TraceBuilder``
+created then reports its first content and its finished trace to that job, so the policy
+sees chunk-level signals whichever instrumented client the function used.
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .._trace import StreamTrace
+
+__all__ = ["CURRENT_JOB", "Job", "JobListener"]
+
+_ids = itertools.count(1)
+
+
+class JobListener:
+    """Who hears a job's events (the dispatcher); a no-op by default."""
+
+    def first_token(self, job: Job, t: float) -> None:  # t: perf_counter seconds
+        """The job's request got its first content."""
+
+    def trace_done(self, job: Job, trace: StreamTrace) -> None:
+        """An instrumented stream inside the job finished."""
+
+
+@dataclass(eq=False, slots=True)
+class Job:
+    """A unit of work waiting for, or holding, a slot. Times: ``perf_counter`` seconds."""
+
+    key: Any = None
+    label: str | None = None
+    expected_tokens: float | None = None
+    enqueued: float = 0.0
+    jid: int = field(default_factory=lambda: next(_ids))
+    sent: float | None = None
+    first_token: float | None = None
+    done: float | None = None
+    ok: bool = True
+    traces: list[StreamTrace] = field(default_factory=list)
+    listener: JobListener | None = None
+    payload: Any = None  # whatever the driver needs (an event, a simulated request)
+
+    def note_first_token(self, t: float) -> None:
+        if self.first_token is None:
+            self.first_token = t
+            if self.listener is not None:
+                self.listener.first_token(self, t)
+
+    def note_trace(self, trace: StreamTrace) -> None:
+        self.traces.append(trace)
+        if self.listener is not None:
+            self.listener.trace_done(self, trace)
+
+
+CURRENT_JOB: ContextVar[Job | None] = ContextVar("fairstream_job", default=None)

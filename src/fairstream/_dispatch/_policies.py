@@ -1,0 +1,194 @@
+"""Admission policies: small strategy objects, each testable alone (like tenacity's).
+
+A policy sees the queue, how many of its requests are in flight and the time, and answers
+which jobs to send now; it hears each request's first token and end. Times are seconds on
+one monotonic clock. ``fixed``, ``serial``, ``aimd`` and ``waves`` live here; ``gradient``
+and ``auto`` in their own modules.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ._queue import FairQueue, Order
+
+if TYPE_CHECKING:
+    from .._trace import StreamTrace
+    from ._job import Job
+
+__all__ = ["AIMD", "Fixed", "Policy", "Serial", "Waves"]
+
+
+class Policy:
+    """Base: send while fewer than :meth:`limit` are in flight, at most one per ``interval``."""
+
+    name = "policy"
+    order: Order = "shortest"
+
+    def __init__(self) -> None:
+        self.interval = 0.0  # paced release: at least this long between two sends
+        self._next_send = -math.inf
+
+    def limit(self) -> int:
+        raise NotImplementedError
+
+    def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
+        """Jobs to send now, taken from ``queue``."""
+        room = self.limit() - in_flight
+        if room <= 0 or not len(queue):
+            return []
+        if self.interval > 0:
+            if now < self._next_send:
+                return []
+            self._next_send = now + self.interval
+            room = 1
+        return queue.pop_many(room, now)
+
+    def next_wakeup(self, now: float) -> float | None:
+        """When :meth:`admit` may say yes again without any other event (pacing)."""
+        return self._next_send if self.interval > 0 and self._next_send > now else None
+
+    def on_send(self, job: Job, now: float) -> None:
+        """A job was sent."""
+
+    def on_first_token(self, job: Job, now: float) -> None:
+        """A job's request got its first content."""
+
+    def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
+        """A job ended (``job.ok`` says how); ``traces`` are its instrumented streams."""
+
+    def on_overload(self, now: float, retry_after: float | None) -> None:
+        """The server said 429 or 503."""
+
+    def describe(self) -> str:
+        return f"{self.name}({self.limit()})"
+
+
+class Fixed(Policy):
+    """At most ``n`` in flight."""
+
+    name = "fixed"
+
+    def __init__(self, n: int, order: Order = "shortest") -> None:
+        super().__init__()
+        if n < 1:
+            raise ValueError("fixed(n) needs n >= 1")
+        self.n, self.order = n, order
+
+    def limit(self) -> int:
+        return self.n
+
+
+class Serial(Fixed):
+    """One at a time: for servers that serve one request at a time anyway."""
+
+    name = "serial"
+
+    def __init__(self, order: Order = "shortest") -> None:
+        super().__init__(1, order)
+
+    def describe(self) -> str:
+        return "serial"
+
+
+class AIMD(Policy):
+    """Additive increase, multiplicative decrease on 429/503: for hosted APIs."""
+
+    name = "aimd"
+
+    def __init__(
+        self,
+        start: int = 4,
+        *,
+        max_limit: int = 256,
+        backoff: float = 0.9,
+        order: Order = "fifo",
+    ) -> None:
+        super().__init__()
+        self.value = float(start)
+        self.max_limit, self.backoff, self.order = max_limit, backoff, order
+
+    def limit(self) -> int:
+        return max(1, int(self.value))
+
+    def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
+        if job.ok:  # +1 per limit's worth of successes
+            self.value = min(self.max_limit, self.value + 1.0 / max(self.value, 1.0))
+
+    def on_overload(self, now: float, retry_after: float | None) -> None:
+        self.value = max(1.0, self.value * self.backoff)
+
+
+class Waves(Policy):
+    """For static servers of batch size B: send B similar-length jobs at once, then wait.
+
+    A static server never refills a batch, so sending before the wave is over gains
+    nothing and gives up the choice of who shares the next batch. ``order="shortest"``
+    minimizes mean latency (the one partial wave a backlog needs goes first, made of the
+    shortest jobs); ``"longest"`` the makespan of a finite job.
+
+    Every ``explore_every`` waves ``explorers`` extra jobs are sent mid-wave (one per first
+    token of the wave), so a watcher (``auto``) can tell a continuous server (it starts the job at once) from a static one (it waits
+    for the batch to end, then often runs alone: exploring costs one short batch). With
+    ``grow`` the wave doubles each time (a ramp, until a watcher fixes the size).
+    """
+
+    name = "waves"
+
+    def __init__(
+        self,
+        batch_size: int,
+        *,
+        order: Order = "shortest",
+        explore_every: int = 0,
+        grow: bool = False,
+        max_size: int = 256,
+        explorers: int = 1,
+    ) -> None:
+        super().__init__()
+        if batch_size < 1:
+            raise ValueError("waves needs batch_size >= 1")
+        self.batch_size, self.order, self.explore_every = batch_size, order, explore_every
+        self.grow, self.max_size, self.explorers = grow, max_size, explorers
+        self.waves = 0
+        self._members: set[int] = set()  # the current wave (explorers are not members)
+        self._wave_started = False
+        self._explored = 0
+
+    def limit(self) -> int:
+        return self.batch_size
+
+    def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
+        if not self._members:  # the wave is over (explorers may still be out)
+            if self.grow and self.waves:
+                self.batch_size = min(self.max_size, self.batch_size * 2)
+            size = self.batch_size
+            if self.order == "shortest" and not self.grow and len(queue) > size:
+                # the batch left partial should be the cheapest one: the shortest jobs,
+                # now, rather than the longest, last (makespan, at no cost in latency)
+                size = len(queue) % size or size
+            jobs = queue.pop_many(size, now)
+            if jobs:
+                self.waves += 1
+                self._members = {j.jid for j in jobs}
+                self._wave_started = False
+                self._explored = 0
+            return jobs
+        explore = self.explore_every and self.waves % self.explore_every == 0
+        if explore and self._wave_started and self._explored < self.explorers:
+            self._explored += 1  # one per first token of the wave, up to `explorers`
+            self._wave_started = False
+            return queue.pop_many(1, now)
+        return []
+
+    def on_first_token(self, job: Job, now: float) -> None:
+        if job.jid in self._members:
+            self._wave_started = True
+
+    def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
+        self._members.discard(job.jid)
+
+    def describe(self) -> str:
+        ramp = ", growing" if self.grow else ""
+        return f"waves(B={self.batch_size}, {self.order} first{ramp})"
