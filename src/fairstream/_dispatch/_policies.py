@@ -129,8 +129,9 @@ class Waves(Policy):
     shortest jobs); ``"longest"`` the makespan of a finite job.
 
     Every ``explore_every`` waves ``explorers`` extra jobs are sent mid-wave (one per first
-    token of the wave), so a watcher (``auto``) can tell a continuous server (it starts the job at once) from a static one (it waits
-    for the batch to end, then often runs alone: exploring costs one short batch). With
+    token of the wave), so a watcher (``auto``) can tell a continuous server (it starts
+    the job at once) from a static one (it waits for the batch to end, then often runs
+    alone: exploring costs one short batch). With
     ``grow`` the wave doubles each time (a ramp, until a watcher fixes the size).
     """
 
