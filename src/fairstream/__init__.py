@@ -22,6 +22,12 @@ from ._detect import (
     probe,
     read_traces,
 )
+from ._dispatch._auto import Auto
+from ._dispatch._dispatcher import Dispatcher
+from ._dispatch._gradient import Gradient
+from ._dispatch._job import Job
+from ._dispatch._policies import AIMD, Fixed, Policy, Serial, Waves
+from ._dispatch._vtime import VJob, VRun, simulate_dispatch
 from ._errors import (
     FairstreamError,
     MissingExtraError,
@@ -66,12 +72,18 @@ def __getattr__(name: str) -> _Any:
 
 
 __all__ = [
+    "AIMD",
+    "Auto",
     "BatchingReport",
     "ChatStream",
     "CostModel",
+    "Dispatcher",
     "Evidence",
     "FairstreamCallbackHandler",
     "FairstreamError",
+    "Fixed",
+    "Gradient",
+    "Job",
     "JsonlSink",
     "LOG_DATEFMT",
     "LOG_FORMAT",
@@ -80,12 +92,14 @@ __all__ = [
     "OtelSink",
     "PRESETS",
     "Percentiles",
+    "Policy",
     "REPORT_SCHEMA",
     "Recommendation",
     "Recorder",
     "ReferenceServer",
     "RequestFinding",
     "SCHEMA",
+    "Serial",
     "ServerConfig",
     "ServerError",
     "ServerHandle",
@@ -102,6 +116,9 @@ __all__ = [
     "TraceFile",
     "TransportError",
     "Usage",
+    "VJob",
+    "VRun",
+    "Waves",
     "__version__",
     "analyze",
     "ascii_timeline",
@@ -115,6 +132,7 @@ __all__ = [
     "probe",
     "read_traces",
     "simulate",
+    "simulate_dispatch",
     "summarize",
     "tag",
 ]

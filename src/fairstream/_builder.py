@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ._dispatch._job import CURRENT_JOB
 from ._trace import Outcome, StreamTrace, Usage
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ class TraceBuilder:
         "_continuous_usage",
         "_debug",
         "_finished_trace",
+        "_job",
         "_last_completion",
         "_times",
         "_tokens",
@@ -83,6 +85,7 @@ class TraceBuilder:
         "sent",
         "status_code",
         "usage",
+        "watch",
     )
 
     def __init__(
@@ -123,6 +126,12 @@ class TraceBuilder:
         self._debug = recorder.chunk_debug
         self.done = False  # set once finish() has run
         self._finished_trace: StreamTrace | None = None
+        # inside a dispatcher submission: queue time, first token and trace go to its job
+        job = CURRENT_JOB.get()
+        self._job = job
+        self.watch = job  # cleared at the first content chunk
+        if job is not None and self.enqueued is None:
+            self.enqueued = job.enqueued
 
     # -- events ---------------------------------------------------------------------------
     def mark_sent(self) -> None:
@@ -136,6 +145,9 @@ class TraceBuilder:
         """A chunk arrived (hot path); ``content`` is its text, if any."""
         self._times.append(time.perf_counter() if t is None else t)
         if content:
+            if self.watch is not None:
+                self.watch.note_first_token(self._times[-1])
+                self.watch = None
             n = len(content)
             self._chars.append(n)
             self._tokens.append(1)
@@ -212,6 +224,8 @@ class TraceBuilder:
         )
         self._finished_trace = trace
         self.recorder.emit(trace)
+        if self._job is not None:
+            self._job.note_trace(trace)
         return trace
 
 

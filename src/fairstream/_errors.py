@@ -42,10 +42,17 @@ class TransportError(StreamError):
 class ServerError(StreamError):
     """The server answered with an error status or an in-band error event."""
 
-    def __init__(self, message: str, status_code: int | None = None, body: object = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        status_code: int | None = None,
+        body: object = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.body = body
+        self.retry_after = retry_after  # seconds, from the Retry-After header
 
 
 class StreamProtocolError(StreamError):

@@ -46,11 +46,14 @@ _HELP = {
     "host": "Address to bind (loopback by default).",
     "port": "Port to bind (0 picks a free one).",
     "max_waiting": "Waiting-queue cap (429 beyond).",
+    "retry_after_s": "Retry-After seconds sent with a 429.",
     "max_connections": "Open-connection cap (503 beyond).",
     "max_body_bytes": "Request body cap (413 beyond).",
     "max_header_bytes": "Request header cap.",
     "idle_timeout_s": "Close connections idle (or half-sent) this long.",
     "write_buffer_limit": "Drop a client that leaves this many bytes unread.",
+    "done_delay_ms": "Hold [DONE] this long after the finish chunk (a slow-to-close server).",
+    "honor_ignore_eos": "Obey vLLM's ignore_eos (off: act like servers that ignore it).",
 }
 
 

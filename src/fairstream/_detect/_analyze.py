@@ -106,10 +106,12 @@ class _Analysis:
             static_support = len(held) + len(held_back)
             if not self.chunked:  # no chunks: started together, ended together, lengths differ
                 static_support += sum(len(g) - 1 for g in together)
-            if mid and len(mid) >= 2 * static_support:
-                verdict, support, against = "continuous", len(mid), static_support
+            # a refill mid-decode cannot happen under static batching, while held-back
+            # waits can come from a busy client: the former outweighs the latter
+            if len(mid) >= 2 and len(mid) >= static_support:
+                verdict, support, against = "continuous", len(mid), static_support // 2
                 stalls = self._stalls(mid, sync)
-            elif static_support and static_support >= 2 * len(mid):
+            elif static_support and static_support >= 2 * len(mid):  # and mid < static here
                 verdict, support, against = "static", static_support, len(mid)
                 if held or (not self.chunked and together):
                     release = "batch_end"

@@ -146,12 +146,21 @@ def saturated(group: Sequence[Req], reqs: Sequence[Req], tol: float) -> bool:
     """Was someone already waiting when ``group`` formed, yet left out (so it was full)?
 
     The group formed about one minimal TTFT (its prefill) before its first tokens; a
-    request sent after that could not have joined it, however close its send time.
+    request sent after that could not have joined it, however close its send time, and
+    one sent long before any member may have been held back for other reasons.
     """
     start = min(r.first for r in group)
     formed = start - min(r.first - r.sent for r in reqs) - tol
     ids = {r.rid for r in group}
-    return any(r.rid not in ids and r.sent < formed and r.first > start + tol for r in reqs)
+    sends = [m.sent for m in group]
+    return any(
+        r.rid not in ids
+        and r.sent < formed
+        and r.first > start + tol
+        # sent along with a member: it was competing for this very batch, not a straggler
+        and any(abs(r.sent - t) <= tol for t in sends)
+        for r in reqs
+    )
 
 
 def end_sync(

@@ -45,7 +45,7 @@ class Auto(Policy):
         order: Order = "shortest",
         check_every: int = 8,
         window: int = 64,
-        confidence: float = 0.8,
+        confidence: float = 0.7,
         explore_every: int = 16,
     ) -> None:
         super().__init__()
@@ -122,7 +122,10 @@ class Auto(Policy):
         if report.verdict == "static":
             size, exact = report.batch_size, report.batch_size_exact
             if isinstance(cur, Waves):
-                if exact and size and (cur.grow or cur.batch_size != size):
+                # the batch size only grows: a smaller wave than B can look "full" when a
+                # partial wave or an explorer shares the server's queue with it
+                if exact and size and (cur.grow or size > cur.batch_size):
+                    size = size if cur.grow else max(size, cur.batch_size)
                     return Waves(size, order=self.order, explore_every=self.explore_every)
                 return None  # a lower bound only: keep ramping, or keep the size we found
             if exact and size:

@@ -22,24 +22,31 @@ def default_recorder() -> Recorder:
     return _DEFAULT
 
 
-def instrument(target: T, *, recorder: Recorder | None = None, label: str | None = None) -> T:
+def instrument(
+    target: T,
+    *,
+    recorder: Recorder | None = None,
+    label: str | None = None,
+    dispatcher: Any = None,
+) -> T:
     """Wrap an ``AsyncOpenAI`` client or a LangChain chat model so every call leaves a trace.
 
     The result has the same type the caller relies on: a LangChain model stays a
     ``BaseChatModel`` of its own class; an ``AsyncOpenAI`` client becomes a proxy that
     forwards everything and instruments ``chat.completions.create`` and
-    ``completions.create``.
+    ``completions.create``. With ``dispatcher`` every call waits for a slot of that
+    :class:`~fairstream.Dispatcher` first (openai SDK clients and openai-backed models).
     """
     rec = recorder or default_recorder()
     module = type(target).__module__
     if module.startswith("openai"):
         from ._openai import instrument_openai
 
-        return cast(T, instrument_openai(target, rec, label))
+        return cast(T, instrument_openai(target, rec, label, dispatcher))
     if _is_langchain_model(target):
         from ._langchain import instrument_langchain
 
-        return cast(T, instrument_langchain(target, rec, label))
+        return cast(T, instrument_langchain(target, rec, label, dispatcher))
     raise TypeError(
         f"don't know how to instrument {type(target).__qualname__}: expected openai.AsyncOpenAI "
         "or a LangChain BaseChatModel (for plain HTTP use fairstream.StreamClient)"

@@ -141,7 +141,9 @@ class ChatStream:
                 body = await response.aread()
             finally:
                 await self._close()
-            raise self._fail(_server_error(response.status_code, body))
+            err = _server_error(response.status_code, body)
+            err.retry_after = _seconds(response.headers.get("retry-after"))
+            raise self._fail(err)
         self._events = EventSource(response).aiter_sse()
         return self
 
@@ -230,3 +232,10 @@ def _server_error(status: int | None, body: bytes) -> ServerError:
         parsed, message = body[:500].decode("utf-8", "replace"), "server error"
     where = f"HTTP {status}" if status else "in-band error"
     return ServerError(f"{where}: {message}", status, parsed)
+
+
+def _seconds(value: str | None) -> float | None:
+    try:
+        return None if value is None else max(0.0, float(value))
+    except ValueError:
+        return None

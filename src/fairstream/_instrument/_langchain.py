@@ -150,7 +150,9 @@ def _usage_from_result(builder: TraceBuilder, response: LLMResult) -> None:
                 builder.response_id = message.response_metadata.get("id") or None
 
 
-def instrument_langchain(llm: Any, recorder: Recorder, label: str | None) -> Any:
+def instrument_langchain(
+    llm: Any, recorder: Recorder, label: str | None, dispatcher: Any = None
+) -> Any:
     """A copy of ``llm`` (same class) that reports every run to ``recorder``."""
     base_url = getattr(llm, "openai_api_base", None) or getattr(llm, "base_url", None)
     fields = type(llm).model_fields
@@ -165,9 +167,16 @@ def instrument_langchain(llm: Any, recorder: Recorder, label: str | None) -> Any
     )
     if sdk_traced:
         # LangChain asks for the usage chunk itself (stream_usage), so we never add it
-        traced = InstrumentedAsyncOpenAI(root, recorder, label, family="langchain", ask_usage=False)
+        traced = InstrumentedAsyncOpenAI(
+            root, recorder, label, family="langchain", ask_usage=False, dispatcher=dispatcher
+        )
         update["root_async_client"] = traced
         update["async_client"] = traced.chat.completions
+    elif dispatcher is not None:
+        raise TypeError(
+            "dispatcher= needs a model that talks through the openai SDK (ChatOpenAI and kin);"
+            " for others, stream through it with `dispatcher.astream(llm, messages)`"
+        )
     else:
         handler = FairstreamCallbackHandler(recorder, label=label, base_url=base_url)
         existing = llm.callbacks

@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 
 from .._builder import TraceBuilder
+from .._dispatch._job import CURRENT_JOB
 from .._recorder import Recorder
 from ._stamp import stamp_response
 
@@ -44,12 +45,14 @@ class _Forward:
         return getattr(self._inner, name)
 
 
-def instrument_openai(client: Any, recorder: Recorder, label: str | None) -> Any:
+def instrument_openai(
+    client: Any, recorder: Recorder, label: str | None, dispatcher: Any = None
+) -> Any:
     if not hasattr(client, "chat") or not hasattr(client, "base_url"):
         raise TypeError(f"{type(client).__qualname__} is not an openai client")
     if not type(client).__name__.startswith("Async"):
         raise TypeError("fairstream instruments openai.AsyncOpenAI (the async client)")
-    return InstrumentedAsyncOpenAI(client, recorder, label)
+    return InstrumentedAsyncOpenAI(client, recorder, label, dispatcher=dispatcher)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,7 @@ class _Settings:
     base_url: str | None
     family: str = "openai"  # the client family named in traces
     ask_usage: bool = True  # add include_usage to streams that do not say
+    dispatcher: Any = None  # route every call through this Dispatcher
 
 
 class InstrumentedAsyncOpenAI(_Forward):
@@ -74,11 +78,12 @@ class InstrumentedAsyncOpenAI(_Forward):
         *,
         family: str = "openai",
         ask_usage: bool = True,
+        dispatcher: Any = None,
     ) -> None:
         self._inner = client
         self.fairstream_recorder = recorder
         self._settings = _Settings(
-            recorder, label, str(client.base_url).rstrip("/"), family, ask_usage
+            recorder, label, str(client.base_url).rstrip("/"), family, ask_usage, dispatcher
         )
         self.chat = _Namespace(
             client.chat, completions=TracedCompletions(client.chat.completions, self._settings)
@@ -106,6 +111,7 @@ class InstrumentedAsyncOpenAI(_Forward):
             st.label,
             family=st.family,
             ask_usage=st.ask_usage,
+            dispatcher=st.dispatcher,
         )
 
     async def __aenter__(self) -> InstrumentedAsyncOpenAI:
@@ -148,7 +154,18 @@ class TracedCompletions(_Forward):
         return builder
 
     async def create(self, **kwargs: Any) -> Any:
-        builder = self.begin(kwargs)
+        st = self._settings
+        if st.dispatcher is not None and CURRENT_JOB.get() is None:
+            # routed: wait for a slot; the slot is given back when this call's trace ends
+            max_tokens = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
+            job = await st.dispatcher.acquire_for_trace(max_tokens, st.label)
+            token = CURRENT_JOB.set(job)
+            try:
+                builder = self.begin(kwargs)
+            finally:
+                CURRENT_JOB.reset(token)
+        else:
+            builder = self.begin(kwargs)
         result = await _call(builder, self._inner.create, kwargs)
         if kwargs.get("stream"):
             return InstrumentedStream(result, builder)

@@ -8,6 +8,7 @@ Rule 2: sinks run inside the step loop, so they only format bytes and write; the
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import itertools
 import json
@@ -151,6 +152,7 @@ class OpenAIApp:
                 cfg.role_chunk_on_admission,
                 emissions,
             )
+            sink.done_delay = cfg.done_delay_ms / 1000.0 * cfg.time_scale
         else:
             sink = _WholeSink(ex, kind, rid, self.created, cfg.model, answer, p)
         try:
@@ -161,7 +163,7 @@ class OpenAIApp:
                 f"server queue is full ({exc})",
                 "rate_limit_error",
                 code="rate_limit_exceeded",
-                headers=[("retry-after", "1")],
+                headers=[("retry-after", f"{cfg.retry_after_s:g}")],
             ) from None
         except ValueError as exc:
             raise _ApiError(400, str(exc)) from None
@@ -206,6 +208,7 @@ class _StreamSink:
     """Writes SSE chunks as tokens come; coalesces ``tokens_per_chunk`` tokens a chunk."""
 
     __slots__ = (
+        "done_delay",
         "emissions",
         "ex",
         "fmt",
@@ -234,6 +237,7 @@ class _StreamSink:
         self.pending = 0
         self.sent = 0
         self.role_sent = False
+        self.done_delay = 0.0
 
     def on_admitted(self) -> None:
         if self.role_early and not self.role_sent:
@@ -271,7 +275,15 @@ class _StreamSink:
         out += self.fmt.finish(reason)
         if self.p.include_usage:
             out += self.fmt.usage(self.p.prompt_tokens, completion_tokens)
+        if self.done_delay > 0:  # a server that is slow to close finished streams
+            self.ex.write(out)
+            asyncio.get_running_loop().call_later(self.done_delay, self._done)
+            return
         self.ex.write(out + DONE)
+        self.ex.end()
+
+    def _done(self) -> None:
+        self.ex.write(DONE)
         self.ex.end()
 
 

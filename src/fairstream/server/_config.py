@@ -40,6 +40,7 @@ class ServerConfig:
     max_tokens_cap: int = 4096
     max_model_len: int = 32768
     tokens_per_chunk: int = 1
+    done_delay_ms: float = 0.0  # hold [DONE] this long after the finish chunk (model ms)
     honor_ignore_eos: bool = True  # False: behave like servers that ignore vLLM's ignore_eos
     role_chunk_on_admission: bool = False  # OpenAI's habit; vLLM sends it with the first token
     record_emissions: bool = False  # keep chunk write times, served on GET /debug/emissions
@@ -48,6 +49,7 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 0
     max_waiting: int = 4096
+    retry_after_s: float = 1.0  # the Retry-After of a 429 (queue full)
     max_connections: int = 8192
     max_body_bytes: int = 1 << 20
     max_header_bytes: int = 16 << 10

@@ -1,0 +1,402 @@
+"""``Dispatcher``: the async shell around the admission core.
+
+    async with fairstream.Dispatcher(policy="auto") as d:
+        answer = await d.submit(run_one, prompt, expected_tokens=256, key=user)
+        async for chunk in d.astream(llm, messages): ...
+        results = await d.map(run_one, prompts)
+
+Rule 1: a submission waits in the client queue until the policy admits it; the function
+        then runs in the caller's own task (cancellation reaches it directly).
+Rule 2: 429/503 pause admission for Retry-After; a failed attempt is retried (tenacity)
+        only if it never got a first token, so streamed content is never duplicated.
+Rule 3: decisions run one loop turn after the event that triggered them, so requests
+        submitted together are queued together and can be ordered before any is sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import anyio
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+from tenacity.wait import wait_exponential_jitter
+
+from .._trace import StreamTrace
+from ._auto import Auto
+from ._core import Admission
+from ._errors import is_overload, is_retryable, retry_after
+from ._gradient import Gradient
+from ._job import CURRENT_JOB, Job, JobListener
+from ._policies import AIMD, Fixed, Policy, Serial, Waves
+
+__all__ = ["Dispatcher", "make_policy"]
+
+T = TypeVar("T")
+log = logging.getLogger("fairstream.dispatch")
+
+
+def make_policy(policy: str | Policy) -> Policy:
+    """A policy object from a name: ``auto``, ``gradient``, ``aimd``, ``serial``,
+    ``fixed:N`` or ``waves:B``."""
+    if isinstance(policy, Policy):
+        return policy
+    name, _, arg = policy.partition(":")
+    if name == "auto":
+        return Auto()
+    if name == "gradient":
+        return Gradient()
+    if name == "aimd":
+        return AIMD()
+    if name == "serial":
+        return Serial()
+    if name == "fixed" and arg.isdigit():
+        return Fixed(int(arg))
+    if name == "waves" and arg.isdigit():
+        return Waves(int(arg))
+    raise ValueError(f"unknown policy {policy!r}: auto, gradient, aimd, serial, fixed:N or waves:B")
+
+
+class Dispatcher(JobListener):
+    """Sizes, staggers and groups concurrent requests to how the server batches."""
+
+    def __init__(
+        self,
+        policy: str | Policy = "auto",
+        *,
+        retries: int = 2,
+        max_retry_wait: float = 30.0,
+        max_reorder_wait: float = 60.0,
+    ) -> None:
+        self._policy = make_policy(policy)
+        self.admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
+        self.retries, self.max_retry_wait = retries, max_retry_wait
+        self._admitted: dict[int, anyio.Event] = {}
+        self._wake = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._described = ""
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def __aenter__(self) -> Dispatcher:
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._decide_loop)
+        log.info("dispatcher started with policy %s", self._policy.describe())
+        self._described = self._policy.describe()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        assert self._tg is not None
+        self._stop.cancel()
+        return await self._tg.__aexit__(*exc)
+
+    # -- observability ---------------------------------------------------------------------
+    @property
+    def policy(self) -> str:
+        """The current policy, e.g. ``auto: waves(B=8, shortest first)``."""
+        return self._policy.describe()
+
+    @property
+    def limit(self) -> int:
+        return self._policy.limit()
+
+    @property
+    def queue_length(self) -> int:
+        return len(self.admission.queue)
+
+    @property
+    def in_flight(self) -> int:
+        return self.admission.in_flight
+
+    @property
+    def report(self) -> Any:
+        """The last :class:`BatchingReport` ``auto`` decided on (None for other policies)."""
+        return getattr(self._policy, "report", None)
+
+    # -- submitting ------------------------------------------------------------------------
+    async def submit(
+        self,
+        fn: Callable[..., Awaitable[T]],
+        *args: Any,
+        expected_tokens: float | None = None,
+        key: Any = None,
+        label: str | None = None,
+        **kwargs: Any,
+    ) -> T:
+        """Run ``fn(*args, **kwargs)`` once the policy admits it; return its result."""
+        got_first = False
+
+        def safe_to_retry(exc: BaseException) -> bool:
+            return is_retryable(exc) and not got_first
+
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(self.retries + 1),
+            wait=self._retry_wait,
+            retry=retry_if_exception(safe_to_retry),
+            sleep=anyio.sleep,
+            reraise=True,
+        ):
+            with attempt:
+                async with self.slot(expected_tokens=expected_tokens, key=key, label=label) as job:
+                    try:
+                        return await fn(*args, **kwargs)
+                    finally:
+                        got_first = job.first_token is not None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _retry_wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        after = retry_after(exc) if exc is not None else None
+        if after is not None:
+            return min(after, self.max_retry_wait)
+        return float(wait_exponential_jitter(initial=0.2, max=self.max_retry_wait)(state))
+
+    @asynccontextmanager
+    async def slot(
+        self,
+        *,
+        expected_tokens: float | None = None,
+        key: Any = None,
+        label: str | None = None,
+    ) -> AsyncIterator[Job]:
+        """Hold one admitted slot for the block; instrumented calls inside report to it."""
+        job = await self._acquire(expected_tokens, key, label)
+        token = CURRENT_JOB.set(job)
+        try:
+            yield job
+        except BaseException as exc:
+            job.ok = False
+            if is_overload(exc):
+                self.admission.overload(time.perf_counter(), retry_after(exc))
+            raise
+        finally:
+            with contextlib.suppress(ValueError):  # closed from another context (abandoned)
+                CURRENT_JOB.reset(token)
+            self._release(job)
+
+    async def _acquire(self, expected_tokens: float | None, key: Any, label: str | None) -> Job:
+        if self._tg is None:
+            raise RuntimeError("use 'async with Dispatcher(...) as d' before submitting")
+        job = Job(key=key, label=label, expected_tokens=expected_tokens, listener=self)
+        admitted = self._admitted[job.jid] = anyio.Event()
+        self.admission.enqueue(job, time.perf_counter())
+        self._kick()
+        try:
+            await admitted.wait()
+        except BaseException:
+            if not self.admission.cancel(job):  # admitted meanwhile: give the slot back
+                self._release(job)
+            raise
+        finally:
+            self._admitted.pop(job.jid, None)
+        return job
+
+    def _release(self, job: Job) -> None:
+        if job.done is None:
+            traces = job.traces or [_bare_trace(job)]
+            self.admission.done(job, time.perf_counter(), traces)
+            self._kick()
+
+    async def map(
+        self,
+        fn: Callable[[Any], Awaitable[T]],
+        items: Iterable[Any],
+        *,
+        expected_tokens: Callable[[Any], float | None] | None = None,
+        key: Callable[[Any], Any] | None = None,
+        label: str | None = None,
+        return_exceptions: bool = False,
+    ) -> list[T | BaseException]:
+        """``fn(item)`` for every item through the dispatcher; results in input order."""
+        work = list(items)
+        results: list[Any] = [None] * len(work)
+
+        async def one(i: int, item: Any) -> None:
+            try:
+                results[i] = await self.submit(
+                    fn,
+                    item,
+                    expected_tokens=expected_tokens(item) if expected_tokens else None,
+                    key=key(item) if key else None,
+                    label=label,
+                )
+            except Exception as exc:
+                if not return_exceptions:
+                    raise
+                results[i] = exc
+
+        async with anyio.create_task_group() as tg:
+            for i, item in enumerate(work):
+                tg.start_soon(one, i, item)
+        return results
+
+    # -- streaming helpers (early release) -------------------------------------------------
+    async def astream(
+        self,
+        llm: Any,
+        messages: Any,
+        *,
+        expected_tokens: float | None = None,
+        key: Any = None,
+        label: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """``llm.astream(messages, **kwargs)`` through the dispatcher (LangChain models).
+
+        Early release: the chunk carrying ``finish_reason`` is the last one the caller sees;
+        the rest of the stream (usage, ``[DONE]``) is read and closed in the background.
+        """
+        if expected_tokens is None:
+            expected_tokens = kwargs.get("max_tokens") or getattr(llm, "max_tokens", None)
+        async for chunk in self._through(
+            lambda: llm.astream(messages, **kwargs), _lc_finished, expected_tokens, key, label
+        ):
+            yield chunk
+
+    async def stream(
+        self,
+        client: Any,
+        *,
+        expected_tokens: float | None = None,
+        key: Any = None,
+        label: str | None = None,
+        **create: Any,
+    ) -> AsyncIterator[Any]:
+        """``client.chat.completions.create(stream=True, **create)`` through the dispatcher
+        (an ``AsyncOpenAI`` client, instrumented or not), with early release."""
+        if expected_tokens is None:
+            expected_tokens = create.get("max_tokens") or create.get("max_completion_tokens")
+
+        async def opened() -> AsyncIterator[Any]:
+            stream = await client.chat.completions.create(stream=True, **create)
+            async with stream:
+                async for chunk in stream:
+                    yield chunk
+
+        async for chunk in self._through(opened, _sdk_finished, expected_tokens, key, label):
+            yield chunk
+
+    async def _through(
+        self,
+        open_stream: Callable[[], AsyncIterator[Any]],
+        finished: Callable[[Any], bool],
+        expected_tokens: float | None,
+        key: Any,
+        label: str | None,
+    ) -> AsyncIterator[Any]:
+        assert self._tg is not None
+        job = await self._acquire(expected_tokens, key, label)
+        token = CURRENT_JOB.set(job)
+        inner = open_stream()
+        handed_off = False
+        try:
+            async for chunk in inner:
+                yield chunk
+                if finished(chunk):
+                    handed_off = True  # the caller has it all: drain and close out of its way
+                    self._tg.start_soon(self._drain, inner, job)
+                    return
+        except BaseException as exc:
+            job.ok = False
+            if is_overload(exc):
+                self.admission.overload(time.perf_counter(), retry_after(exc))
+            raise
+        finally:
+            with contextlib.suppress(ValueError):
+                CURRENT_JOB.reset(token)
+            if not handed_off:
+                await _aclose(inner)
+                self._release(job)
+
+    async def _drain(self, inner: AsyncIterator[Any], job: Job) -> None:
+        token = CURRENT_JOB.set(job)
+        try:
+            async for _ in inner:
+                pass
+        except Exception:  # the caller already has its answer; the trace says what failed
+            log.debug("background drain of request %s ended with an error", job.jid)
+        finally:
+            await _aclose(inner)
+            CURRENT_JOB.reset(token)
+            self._release(job)
+
+    async def acquire_for_trace(self, expected_tokens: Any, label: str | None) -> Job:
+        """A slot for one routed SDK call; released when that call's trace finishes."""
+        expected = float(expected_tokens) if isinstance(expected_tokens, int | float) else None
+        job = await self._acquire(expected, None, label)
+        job.release_on_trace = True
+        return job
+
+    def trace_done(self, job: Job, trace: StreamTrace) -> None:
+        if job.release_on_trace and job.done is None:
+            job.ok = trace.outcome == "ok"
+            if trace.status_code in (429, 503):
+                self.admission.overload(time.perf_counter(), None)
+            self._release(job)
+
+    # -- deciding --------------------------------------------------------------------------
+    def first_token(self, job: Job, t: float) -> None:
+        self.admission.first_token(job, t)
+        self._kick()
+
+    def _kick(self) -> None:
+        self._wake.set()
+
+    async def _decide_loop(self) -> None:
+        with anyio.CancelScope() as self._stop:
+            while True:
+                self._wake = anyio.Event()
+                now = time.perf_counter()
+                for job in self.admission.release(now):
+                    ev = self._admitted.get(job.jid)
+                    if ev is not None:
+                        ev.set()
+                described = self._policy.describe()
+                if described != self._described and _kind(described) != _kind(self._described):
+                    log.info("dispatcher policy now %s", described)
+                self._described = described
+                wake = self.admission.next_wakeup(now)
+                delay = math.inf if wake is None else max(0.0, wake - now)
+                with anyio.move_on_after(delay):
+                    await self._wake.wait()
+
+    _stop: anyio.CancelScope
+
+
+def _kind(described: str) -> str:
+    """The policy's kind without its numbers: a limit moving is not worth a log line."""
+    return described.split("(")[0]
+
+
+def _lc_finished(chunk: Any) -> bool:
+    meta = getattr(chunk, "response_metadata", None) or {}
+    return bool(meta.get("finish_reason"))
+
+
+def _sdk_finished(chunk: Any) -> bool:
+    choices: Sequence[Any] = getattr(chunk, "choices", None) or ()
+    return bool(choices and getattr(choices[0], "finish_reason", None))
+
+
+async def _aclose(stream: Any) -> None:
+    close = getattr(stream, "aclose", None)
+    if close is not None:
+        with anyio.CancelScope(shield=True):
+            await close()
+
+
+def _bare_trace(job: Job) -> StreamTrace:
+    """Start and end of a job whose function used no instrumented client."""
+    return StreamTrace(
+        request_id=f"job{job.jid}",
+        label=job.label,
+        enqueued=job.enqueued,
+        sent=job.sent,
+        end=time.perf_counter(),
+        outcome="ok" if job.ok else "error",
+    )

@@ -1,0 +1,164 @@
+"""Every policy in virtual time: the real engines, no network, exact and deterministic."""
+
+from __future__ import annotations
+
+import random
+import statistics
+
+import pytest
+
+from fairstream import (
+    AIMD,
+    Auto,
+    Fixed,
+    Gradient,
+    Serial,
+    ServerConfig,
+    VJob,
+    Waves,
+    simulate_dispatch,
+)
+from fairstream._dispatch._job import Job
+from fairstream._dispatch._queue import FairQueue
+
+STATIC = ServerConfig(mode="static", batch_size=8, release="batch_end")
+CONTINUOUS = ServerConfig(mode="continuous", max_num_seqs=32)
+
+
+def mixed(n: int = 64, seed: int = 0) -> list[VJob]:
+    """Half 8-token and half 256-token requests, all at once, in random order."""
+    lengths = [8, 256] * (n // 2)
+    random.Random(seed).shuffle(lengths)
+    return [VJob(arrival=0.0, output_tokens=m, expected_tokens=m) for m in lengths]
+
+
+def backlog(n: int, seed: int = 0) -> list[VJob]:
+    rng = random.Random(seed)
+    return [
+        VJob(arrival=0.0, output_tokens=min(1024, max(1, int(rng.expovariate(1 / 128)))))
+        for _ in range(n)
+    ]
+
+
+def max_concurrency(run: object) -> int:
+    jobs = run.jobs  # type: ignore[attr-defined]
+    events = sorted([(j.sent, 1) for j in jobs] + [(j.done, -1) for j in jobs])
+    most = cur = 0
+    for _, d in events:
+        cur += d
+        most = max(most, cur)
+    return most
+
+
+def test_fixed_holds_its_limit_and_sends_shortest_first() -> None:
+    run = simulate_dispatch(CONTINUOUS.build_engine(), mixed(), Fixed(4))
+    assert max_concurrency(run) == 4
+    order = sorted(run.jobs, key=lambda j: j.sent or 0)
+    assert [j.expected_tokens for j in order[:32]] == [8] * 32
+
+
+def test_serial_never_overlaps() -> None:
+    run = simulate_dispatch(CONTINUOUS.build_engine(), mixed(16), Serial())
+    assert max_concurrency(run) == 1
+
+
+def test_waves_fill_batches_with_similar_lengths() -> None:
+    naive = simulate_dispatch(STATIC.build_engine(), mixed(), Fixed(64, order="fifo"))
+    waves = simulate_dispatch(STATIC.build_engine(), mixed(), Waves(8))
+    starts: dict[float, list[float | None]] = {}
+    for j in waves.jobs:
+        starts.setdefault(round(j.first_token or 0, 6), []).append(j.expected_tokens)
+    assert all(len(set(group)) == 1 for group in starts.values())  # never mixed
+    assert sorted(len(g) for g in starts.values()) == [8] * 8  # always full
+    short = [j for j in waves.jobs if j.expected_tokens == 8]
+    short_naive = [j for j in naive.jobs if j.expected_tokens == 8]
+    assert statistics.median(map(waves.e2e, short)) * 10 < statistics.median(
+        map(naive.e2e, short_naive)
+    )
+    assert waves.makespan < naive.makespan
+
+
+def test_waves_longest_first_and_the_partial_wave_goes_first() -> None:
+    jobs = mixed(60)  # 30 + 30: a partial wave is needed
+    run = simulate_dispatch(STATIC.build_engine(), jobs, Waves(8))
+    first = min(run.jobs, key=lambda j: j.sent or 0)
+    wave1 = [j for j in run.jobs if j.sent == first.sent]
+    assert len(wave1) == 60 % 8 and {j.expected_tokens for j in wave1} == {8}
+    longest = simulate_dispatch(STATIC.build_engine(), jobs, Waves(8, order="longest"))
+    first = min(longest.jobs, key=lambda j: j.sent or 0)
+    assert first.expected_tokens == 256
+
+
+def test_gradient_converges_from_one_and_follows_a_halved_capacity() -> None:
+    policy = Gradient(1, order="fifo")
+
+    def halve(engine: object) -> None:
+        engine.max_num_seqs = 16  # type: ignore[attr-defined]
+
+    run = simulate_dispatch(
+        CONTINUOUS.build_engine(), backlog(1500), policy, events=[(90.0, halve)]
+    )
+    hist = policy.history
+    first = next(i for i, v in enumerate(hist) if 24 <= v <= 40)
+    assert first < 15, hist[:20]  # windows to converge from limit 1
+    before = [v for t, v in run.limits if 40.0 < t < 90.0]
+    after = [v for t, v in run.limits if t > 110.0]
+    assert before and after
+    assert 24 <= statistics.median(before) <= 40, before
+    assert 12 <= statistics.median(after) <= 20, after
+
+
+def test_aimd_backs_off_on_overload_and_grows_on_success() -> None:
+    cfg = ServerConfig(mode="continuous", max_num_seqs=4, max_waiting=2)
+    policy = AIMD(start=16)
+    run = simulate_dispatch(cfg.build_engine(), backlog(200), policy)
+    assert any(not j.ok for j in run.jobs)  # 429s happened
+    limits = [v for _, v in run.limits]
+    assert min(limits) < 16
+    assert policy.limit() <= 8  # it settled near what the server holds (4 + 2 waiting)
+    grow = AIMD(start=2)
+    simulate_dispatch(ServerConfig(mode="continuous").build_engine(), backlog(100), grow)
+    assert grow.limit() > 2
+
+
+@pytest.mark.parametrize(
+    ("config", "kind"),
+    [
+        (STATIC, "waves"),
+        (ServerConfig(mode="static", batch_size=8, release="stream"), "waves"),
+        (CONTINUOUS, "gradient"),
+        (ServerConfig(mode="sequential"), "serial"),
+    ],
+    ids=["static-batch_end", "static-stream", "continuous", "sequential"],
+)
+def test_auto_settles_on_the_right_policy(config: ServerConfig, kind: str) -> None:
+    jobs = [
+        VJob(arrival=0.0, output_tokens=n, expected_tokens=n)
+        for n in random.Random(1).choices([8, 32, 64, 128, 256], k=96)
+    ]
+    policy = Auto()
+    simulate_dispatch(config.build_engine(), jobs, policy)
+    assert policy.inner.describe().startswith(kind), policy.changes
+    if kind == "waves":
+        assert policy.inner.limit() == 8
+
+
+def test_fair_queue_gives_two_backlogged_keys_equal_shares() -> None:
+    q = FairQueue("fifo")
+    for i in range(100):
+        q.push(Job(key="heavy", enqueued=i))
+    for i in range(10):
+        q.push(Job(key="light", enqueued=100 + i))
+    first20 = [q.pop(0.0) for _ in range(20)]
+    keys = [j.key for j in first20 if j is not None]
+    assert keys.count("heavy") == keys.count("light") == 10
+
+
+def test_shortest_first_does_not_starve_an_old_long_job() -> None:
+    q = FairQueue("shortest", max_reorder_wait=5.0)
+    old = Job(expected_tokens=1000, enqueued=0.0)
+    q.push(old)
+    for i in range(5):
+        q.push(Job(expected_tokens=10, enqueued=1.0 + i))
+    assert q.pop(2.0) is not old
+    assert q.pop(10.0) is old  # waited past max_reorder_wait: goes first
