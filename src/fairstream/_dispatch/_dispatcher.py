@@ -80,6 +80,7 @@ class Dispatcher(JobListener):
         self._wake = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._described = ""
+        self._idle = anyio.Event()
 
     # -- lifecycle -------------------------------------------------------------------------
     async def __aenter__(self) -> Dispatcher:
@@ -112,6 +113,12 @@ class Dispatcher(JobListener):
     @property
     def in_flight(self) -> int:
         return self.admission.in_flight
+
+    async def idle(self) -> None:
+        """Wait until nothing is queued or in flight (background drains included)."""
+        while self.admission.in_flight or len(self.admission.queue):
+            self._idle = anyio.Event()
+            await self._idle.wait()
 
     @property
     def report(self) -> Any:
@@ -201,6 +208,8 @@ class Dispatcher(JobListener):
             traces = job.traces or [_bare_trace(job)]
             self.admission.done(job, time.perf_counter(), traces)
             self._kick()
+            if not self.admission.in_flight and not len(self.admission.queue):
+                self._idle.set()
 
     async def map(
         self,
