@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from ._queue import FairQueue, Order
+from ._queue import FairQueue, Order, _length
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
@@ -121,18 +121,22 @@ class AIMD(Policy):
 
 
 class Waves(Policy):
-    """For static servers of batch size B: send B similar-length jobs at once, then wait.
+    """For static servers of batch size B: send B similar-length jobs at once.
 
-    A static server never refills a batch, so sending before the wave is over gains
-    nothing and gives up the choice of who shares the next batch. ``order="shortest"``
-    minimizes mean latency (the one partial wave a backlog needs goes first, made of the
-    shortest jobs); ``"longest"`` the makespan of a finite job.
+    A static server never refills a batch, so a request sent mid-batch waits for the next
+    one anyway. Waves use that: once the current wave's batch has started (its first
+    token came), the next wave of B is sent to wait in the server's queue, so it becomes
+    the next batch exactly, with no round trip between batches (``pipeline``), and the
+    client still chose who shares it. ``order="shortest"`` minimizes mean latency (the
+    one partial wave a backlog needs goes first, made of the shortest jobs);
+    ``"longest"`` the makespan of a finite job.
 
     Every ``explore_every`` waves ``explorers`` extra jobs are sent mid-wave (one per first
-    token of the wave), so a watcher (``auto``) can tell a continuous server (it starts
-    the job at once) from a static one (it waits for the batch to end, then often runs
-    alone: exploring costs one short batch). With
-    ``grow`` the wave doubles each time (a ramp, until a watcher fixes the size).
+    token of the wave, only jobs much shorter than the wave's once the ramp is over), so a
+    watcher (``auto``) can
+    tell a continuous server (it starts the job at once) from a static one (it waits for
+    the batch to end); such a wave is not pipelined. With ``grow`` the wave doubles each
+    time (a ramp, until a watcher fixes the size).
     """
 
     name = "waves"
@@ -146,14 +150,18 @@ class Waves(Policy):
         grow: bool = False,
         max_size: int = 256,
         explorers: int = 1,
+        pipeline: bool = True,
     ) -> None:
         super().__init__()
         if batch_size < 1:
             raise ValueError("waves needs batch_size >= 1")
         self.batch_size, self.order, self.explore_every = batch_size, order, explore_every
         self.grow, self.max_size, self.explorers = grow, max_size, explorers
+        self.pipeline = pipeline
         self.waves = 0
-        self._members: set[int] = set()  # the current wave (explorers are not members)
+        self._current: set[int] = set()  # the wave in the server's batch now
+        self._next: set[int] = set()  # the wave sent ahead, queued at the server
+        self._wave_max = 0.0  # longest expected length in the current wave
         self._wave_started = False
         self._explored = 0
 
@@ -161,34 +169,56 @@ class Waves(Policy):
         return self.batch_size
 
     def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
-        if not self._members:  # the wave is over (explorers may still be out)
-            if self.grow and self.waves:
-                self.batch_size = min(self.max_size, self.batch_size * 2)
-            size = self.batch_size
-            if self.order == "shortest" and not self.grow and len(queue) > size:
-                # the batch left partial should be the cheapest one: the shortest jobs,
-                # now, rather than the longest, last (makespan, at no cost in latency)
-                size = len(queue) % size or size
-            jobs = queue.pop_many(size, now)
+        if not self._current and self._next:  # the wave sent ahead is now the batch
+            self._current, self._next = self._next, set()
+            self._wave_started = False
+        if not self._current:
+            jobs = self._take(queue, now)
             if jobs:
-                self.waves += 1
-                self._members = {j.jid for j in jobs}
+                self._current = {j.jid for j in jobs}
                 self._wave_started = False
-                self._explored = 0
             return jobs
-        explore = self.explore_every and self.waves % self.explore_every == 0
-        if explore and self._wave_started and self._explored < self.explorers:
+        exploring = bool(self.explore_every) and self.waves % self.explore_every == 0
+        if not self._wave_started:
+            return []
+        if exploring:
+            if self._explored >= self.explorers:
+                return []
+            nxt = queue.peek(now)
+            limit = 1.5 * self._wave_max if self.grow else 0.5 * self._wave_max
+            if nxt is None or _length(nxt) > limit:
+                return []  # on a static server it may run alone: only a short one may go
             self._explored += 1  # one per first token of the wave, up to `explorers`
             self._wave_started = False
             return queue.pop_many(1, now)
+        if self.pipeline and not self.grow and not self._next:
+            jobs = self._take(queue, now)
+            self._next = {j.jid for j in jobs}
+            return jobs
         return []
 
+    def _take(self, queue: FairQueue, now: float) -> list[Job]:
+        if self.grow and self.waves:
+            self.batch_size = min(self.max_size, self.batch_size * 2)
+        size = self.batch_size
+        if self.order == "shortest" and not self.grow and len(queue) > size:
+            # the batch left partial should be the cheapest one: the shortest jobs, now,
+            # rather than the longest, last (makespan, at no cost in latency)
+            size = len(queue) % size or size
+        jobs = queue.pop_many(size, now)
+        if jobs:
+            self.waves += 1
+            self._wave_max = max(_length(j) for j in jobs)
+            self._explored = 0
+        return jobs
+
     def on_first_token(self, job: Job, now: float) -> None:
-        if job.jid in self._members:
+        if job.jid in self._current:
             self._wave_started = True
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
-        self._members.discard(job.jid)
+        self._current.discard(job.jid)
+        self._next.discard(job.jid)
 
     def describe(self) -> str:
         ramp = ", growing" if self.grow else ""

@@ -69,6 +69,12 @@ class FairQueue:
             self._keys[key] = jobs  # to the back of the round
         return job
 
+    def peek(self, now: float) -> Job | None:
+        """The job :meth:`pop` would return, left in place."""
+        if not self._keys:
+            return None
+        return self._best(next(iter(self._keys.values())), now)
+
     def pop_many(self, n: int, now: float) -> list[Job]:
         out: list[Job] = []
         while len(out) < n:
@@ -88,4 +94,5 @@ class FairQueue:
 
 
 def _length(job: Job) -> float:
+    """Expected tokens, or infinity when unknown."""
     return math.inf if job.expected_tokens is None else job.expected_tokens

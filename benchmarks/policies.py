@@ -1,0 +1,265 @@
+"""The dispatcher's policies against naive concurrency, the oracle and the best fixed limit.
+
+P2  static server (batch 8, batch_end), 64 requests (half max_tokens 8, half 256, all with
+    ignore_eos), arriving at once in random order: short-request p50 E2E of naive
+    (everything at once, FIFO) over fairstream `auto` (goal >= 10), and makespans (goal:
+    fairstream <= naive).
+P3  the same workload: fairstream's makespan over the oracle's (goal <= 1.10). The oracle
+    knows every length and sends them sorted, so the server batches them best; it runs in
+    the simulator. Also shown with natural lengths (no ignore_eos), which the oracle knows
+    and fairstream does not.
+P4  continuous server (max_num_seqs 32), a backlog of requests with exponential lengths
+    (mean 128): goodput (tokens/s of requests whose TTFT <= 0.5 s) of `gradient` and
+    `auto` from limit 1 over the best fixed concurrency of a sweep (goal >= 0.95); windows
+    for `gradient` to reach the capacity (goal <= 15); and the windows it needs to settle
+    again after the server's capacity is halved mid-run.
+
+Each figure is the median over seeds, measured side by side in one run. P2 and P3 run in
+virtual time (exact engines) and over real HTTP (reference server in its own process, time
+scale --scale); P4 runs in virtual time.
+
+Run:  python benchmarks/policies.py [--seeds 3] [--http/--no-http] [--scale 0.5] [--p4-jobs 1500]
+Exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from fairstream import (
+    Auto,
+    Dispatcher,
+    Fixed,
+    Gradient,
+    Recorder,
+    ReferenceServer,
+    ServerConfig,
+    StreamClient,
+    VJob,
+    VRun,
+    simulate_dispatch,
+)
+
+STATIC = ServerConfig(mode="static", batch_size=8, release="batch_end")
+CONT = ServerConfig(mode="continuous", max_num_seqs=32)
+SLO_TTFT = 0.5
+
+
+def p2_lengths(seed: int, natural: bool) -> list[tuple[int, int]]:
+    """(max_tokens, real length) per request, in arrival order."""
+    rng = random.Random(seed)
+    asked = [8, 256] * 32
+    rng.shuffle(asked)
+    if not natural:
+        return [(m, m) for m in asked]
+    return [(m, min(m, max(1, int(rng.expovariate(1 / 128))))) for m in asked]
+
+
+def vjobs(pairs: list[tuple[int, int]]) -> list[VJob]:
+    return [VJob(0.0, real, expected_tokens=asked) for asked, real in pairs]
+
+
+def short_p50(e2e: list[tuple[int, float]]) -> float:
+    return statistics.median(t for m, t in e2e if m == 8)
+
+
+def vtime_p2(seed: int, natural: bool) -> dict[str, float]:
+    pairs = p2_lengths(seed, natural)
+    naive = simulate_dispatch(STATIC.build_engine(), vjobs(pairs), Fixed(64, order="fifo"))
+    fair = simulate_dispatch(STATIC.build_engine(), vjobs(pairs), Auto())
+    oracle_pairs = sorted(pairs, key=lambda p: p[1])
+    oracle = simulate_dispatch(STATIC.build_engine(), vjobs(oracle_pairs), Fixed(64, "fifo"))
+    return {
+        "naive_short": short_p50(_e2e(naive)),
+        "fair_short": short_p50(_e2e(fair)),
+        "naive_span": naive.makespan,
+        "fair_span": fair.makespan,
+        "oracle_span": oracle.makespan,
+    }
+
+
+def _e2e(run: VRun) -> list[tuple[int, float]]:
+    return [(int(j.expected_tokens or 0), run.e2e(j)) for j in run.jobs]
+
+
+async def http_p2(seed: int, scale: float) -> dict[str, float]:
+    pairs = p2_lengths(seed, natural=False)
+    cfg = STATIC.with_(time_scale=scale)
+    plans = {
+        "naive": (pairs, None),
+        "fair": (pairs, Dispatcher("auto")),
+        "oracle": (sorted(pairs, key=lambda p: p[1]), None),  # sorted, all at once
+    }
+    out: dict[str, float] = {}
+    with ReferenceServer.in_subprocess(cfg) as handle:
+        for name, (plan, dispatcher) in plans.items():
+            async with StreamClient(handle.base_url) as client:
+
+                async def one(n: int, d: Dispatcher | None = dispatcher) -> tuple[int, float]:
+                    kwargs: dict[str, Any] = {
+                        "model": cfg.model,
+                        "messages": [{"role": "user", "content": "x"}],
+                        "max_tokens": n,
+                        "ignore_eos": True,
+                    }
+                    t0 = time.perf_counter()
+                    if d is None:
+                        await client.complete(**kwargs)
+                    else:
+                        await d.submit(client.complete, expected_tokens=n, **kwargs)
+                    return n, time.perf_counter() - t0
+
+                t0 = time.perf_counter()
+                if dispatcher is None:
+                    e2e = await _in_order(one, [m for m, _ in plan])
+                else:
+                    async with dispatcher:
+                        e2e = await asyncio.gather(*(one(m) for m, _ in plan))
+                span = time.perf_counter() - t0
+            out[f"{name}_short"] = short_p50(list(e2e)) / scale  # in model seconds
+            out[f"{name}_span"] = span / scale
+    sim = sorted(pairs, key=lambda p: p[1])
+    out["sim_oracle_span"] = simulate_dispatch(
+        STATIC.build_engine(), vjobs(sim), Fixed(64, "fifo")
+    ).makespan
+    return out
+
+
+async def _in_order(one: Callable[[int], Any], lengths: list[int]) -> list[tuple[int, float]]:
+    """All at once, but each sent only after the previous one went out (arrival order)."""
+    tasks = []
+    for n in lengths:
+        tasks.append(asyncio.ensure_future(one(n)))
+        await asyncio.sleep(0)  # let it start sending before the next one
+    return list(await asyncio.gather(*tasks))
+
+
+def p4_jobs(seed: int, n: int) -> list[VJob]:
+    rng = random.Random(seed)
+    return [
+        VJob(0.0, min(1024, max(1, int(rng.expovariate(1 / 128)))), prompt_tokens=rng.randint(16, 256))
+        for _ in range(n)
+    ]  # fmt: skip
+
+
+def goodput(run: VRun) -> float:
+    good = sum(
+        run.traces[j.jid].output_tokens
+        for j in run.jobs
+        if j.first_token is not None and j.sent is not None and j.first_token - j.sent <= SLO_TTFT
+    )
+    return good / run.makespan
+
+
+def settle(history: list[int], lo: float, hi: float, start: int = 0) -> int | None:
+    """Windows from ``start`` until the limit enters [lo, hi] and stays for 3 windows."""
+    for i in range(start, len(history) - 2):
+        if all(lo <= v <= hi for v in history[i : i + 3]):
+            return i - start + 1
+    return None
+
+
+def vtime_p4(seed: int, n: int) -> dict[str, float]:
+    jobs = p4_jobs(seed, n)
+    sweep = {
+        c: goodput(simulate_dispatch(CONT.build_engine(), jobs, Fixed(c, order="fifo")))
+        for c in (8, 16, 24, 28, 32, 36, 40, 48, 64)
+    }
+    best_c = max(sweep, key=lambda c: sweep[c])
+    grad = Gradient(1, order="fifo")
+    g = goodput(simulate_dispatch(CONT.build_engine(), jobs, grad))
+    auto = goodput(simulate_dispatch(CONT.build_engine(), jobs, Auto(order="fifo")))
+    # capacity halved halfway through (by time of the fixed-32 run)
+    half_at = simulate_dispatch(CONT.build_engine(), jobs, Fixed(32, "fifo")).makespan / 2
+    grad2 = Gradient(1, order="fifo")
+    marks: list[int] = []
+
+    def halve(engine: Any) -> None:
+        engine.max_num_seqs = 16
+        marks.append(grad2.windows)
+
+    simulate_dispatch(CONT.build_engine(), jobs, grad2, events=[(half_at, halve)])
+    again = settle(grad2.history, 12, 20, marks[0]) if marks else None
+    return {
+        "best_c": best_c,
+        "best": sweep[best_c],
+        "gradient": g / sweep[best_c],
+        "auto": auto / sweep[best_c],
+        "windows": settle(grad.history, 24, 40) or float("nan"),
+        "rewindows": again or float("nan"),
+    }
+
+
+def med(rows: list[dict[str, float]], key: str) -> float:
+    return statistics.median(r[key] for r in rows)
+
+
+def report(title: str, rows: list[dict[str, float]], fmt: Callable[[list[dict[str, float]]], list[str]]) -> None:  # fmt: skip
+    print(f"\n{title}")
+    for line in fmt(rows):
+        print(f"  {line}")
+
+
+def p23_lines(rows: list[dict[str, float]]) -> list[str]:
+    ratio = [r["naive_short"] / r["fair_short"] for r in rows]
+    span = [r["fair_span"] / r["naive_span"] for r in rows]
+    oracle = [r["fair_span"] / r["oracle_span"] for r in rows]
+    return [
+        f"P2 short p50 E2E naive/fairstream: {statistics.median(ratio):6.1f}x   (goal >= 10)"
+        f"   [naive {med(rows, 'naive_short'):.2f} s, fairstream {med(rows, 'fair_short'):.2f} s]",
+        f"P2 makespan fairstream/naive:      {statistics.median(span):6.3f}    (goal <= 1)"
+        f"   [naive {med(rows, 'naive_span'):.1f} s, fairstream {med(rows, 'fair_span'):.1f} s]",
+        f"P3 makespan fairstream/oracle:     {statistics.median(oracle):6.3f}    (goal <= 1.10)"
+        f"   [oracle {med(rows, 'oracle_span'):.1f} s]",
+    ] + (
+        [
+            f"P3 makespan fairstream/simulated oracle: {statistics.median(r['fair_span'] / r['sim_oracle_span'] for r in rows):.3f}"
+            f"   [simulated oracle {med(rows, 'sim_oracle_span'):.1f} s: the server's steps run slower"
+            " than modeled at this time scale]"
+        ]
+        if "sim_oracle_span" in rows[0]
+        else []
+    )  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--http", action=argparse.BooleanOptionalAction, default=True)
+    ap.add_argument("--scale", type=float, default=0.5)
+    ap.add_argument("--p4-jobs", type=int, default=1500)
+    args = ap.parse_args()
+    seeds = range(args.seeds)
+    print(
+        f"policies benchmark: {args.seeds} seeds, model seconds (HTTP at time scale {args.scale})"
+    )
+    report("virtual time, ignore_eos lengths", [vtime_p2(s, False) for s in seeds], p23_lines)
+    report("virtual time, natural lengths (oracle knows them)", [vtime_p2(s, True) for s in seeds], p23_lines)  # fmt: skip
+    if args.http:
+        rows = [asyncio.run(http_p2(s, args.scale)) for s in seeds]
+        report(
+            "real HTTP (server in its own process), ignore_eos lengths; oracle = sorted, all"
+            " at once, over the same HTTP",
+            rows,
+            p23_lines,
+        )
+    if args.p4_jobs:
+        rows = [vtime_p4(s, args.p4_jobs) for s in seeds]
+        report("P4, virtual time, continuous max_num_seqs 32", rows, lambda rs: [
+            f"best fixed concurrency (sweep): {statistics.median(r['best_c'] for r in rs):.0f}"
+            f"   goodput {med(rs, 'best'):.0f} tok/s",
+            f"P4 goodput gradient/best fixed:  {med(rs, 'gradient'):.3f}   (goal >= 0.95)",
+            f"P4 goodput auto/best fixed:      {med(rs, 'auto'):.3f}",
+            f"P4 windows to converge from 1:   {med(rs, 'windows'):.0f}       (goal <= 15)",
+            f"P4 windows to settle after the capacity is halved: {med(rs, 'rewindows'):.0f}",
+        ])  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
