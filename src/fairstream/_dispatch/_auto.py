@@ -88,7 +88,8 @@ class Auto(Policy):
         self.inner.on_done(job, now, traces)
         self._recent.extend(t for t in traces if t.outcome == "ok")
         self._since += 1
-        if self._since >= self.check_every:
+        ramping = isinstance(self.inner, Waves) and self.inner.grow
+        if self._since >= (1 if ramping else self.check_every):  # decide early while ramping
             self._since = 0
             self.recheck()
 

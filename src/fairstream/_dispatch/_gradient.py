@@ -70,6 +70,8 @@ class Gradient(Policy):
         self._cut_at = -math.inf
         self._strikes = 0  # windows in a row where first tokens queued
         self._burst_until, self._burst_sent = -math.inf, 0
+        self._in_flight: set[int] = set()
+        self._pending: dict[int, float] = {}  # in flight, no first token yet: jid -> sent
         self.knee: float | None = None  # the limit a cut settled on: the capacity seen
 
     def limit(self) -> int:
@@ -102,7 +104,12 @@ class Gradient(Policy):
         times = [t for t in (pace, close) if t is not None and t > now]
         return min(times) if times else None
 
+    def on_send(self, job: Job, now: float) -> None:
+        self._in_flight.add(job.jid)
+        self._pending[job.jid] = now
+
     def on_first_token(self, job: Job, now: float) -> None:
+        self._pending.pop(job.jid, None)
         # samples sent before the last cut describe the old limit: they would cut twice
         if job.sent is not None and job.first_token is not None and job.sent >= self._cut_at:
             self._ttfts.append(job.first_token - job.sent)
@@ -116,6 +123,8 @@ class Gradient(Policy):
         return now - self._win_start >= self.min_steps * statistics.median(self._tpots)
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
+        self._pending.pop(job.jid, None)
+        self._in_flight.discard(job.jid)
         for t in traces:
             self._tokens += t.output_tokens
             if t.tpot:
@@ -127,8 +136,19 @@ class Gradient(Policy):
 
     # -- windows ---------------------------------------------------------------------------
     def _maybe_close(self, now: float) -> None:
-        if self._win_start is not None and now - self._win_start >= self.window_time:
+        if self._win_start is None:
+            return
+        if now - self._win_start >= self.window_time or (self.slow_start and self._overdue(now)):
             self._close(now)
+
+    def _overdue(self, now: float) -> bool:
+        """Slow start overshot: several requests sent long ago still have no first token."""
+        if self.baseline is None or not self._tpots or len(self._pending) < 2:
+            return False
+        unit = statistics.median(self._tpots)
+        late = (self.tolerance * self.baseline + self.margin) * unit
+        n = sum(1 for sent in self._pending.values() if now - sent > late)
+        return n >= max(2, len(self._in_flight) // 10)
 
     def _cut(self, now: float, value: float) -> None:
         self.slow_start = False
@@ -140,6 +160,13 @@ class Gradient(Policy):
         ttfts, self._ttfts = self._ttfts, []
         tokens, self._tokens = self._tokens, 0
         peak, self._peak_in_flight = self._peak_in_flight, 0
+        if self.slow_start and self._overdue(now):
+            # requests sent long ago still wait for a first token: the server is full
+            started = len(self._in_flight) - len(self._pending)
+            self.windows += 1
+            self._cut(now, max(self.value * 0.5, float(started)))
+            self.history.append(self.limit())
+            return
         if not ttfts or start is None or now <= start:
             return
         self.windows += 1
@@ -165,11 +192,18 @@ class Gradient(Policy):
         # slow start overshoots by up to 2x: act at once when most first tokens queued
         if self._strikes >= 2 or (self.slow_start and slow and share > 0.5):
             self._strikes = 0
-            # Little's law: requests waiting in the server = arrival rate x mean extra wait
+            # Little's law: requests waiting in the server = arrival rate x mean extra wait;
+            # and those in flight still without a first token, long overdue, are waiting too
             unit = tpot or 1.0
             extra = statistics.fmean(max(0.0, x - self.baseline * unit) for x in ttfts)
             waiting = len(ttfts) / (now - start) * extra
-            self._cut(now, max(self.value * 0.5, self.value - waiting - 1.0))
+            late = self.tolerance * self.baseline * unit + self.margin * unit
+            overdue = sum(1 for sent in self._pending.values() if now - sent > late)
+            started = len(self._in_flight) - len(self._pending)  # what the server runs
+            target = self.value - max(waiting, overdue) - 1.0
+            if overdue and started > 0:
+                target = min(target, started)
+            self._cut(now, max(self.value * 0.5, target))
             self.knee = self.value  # about the server's capacity: approach it slowly
         elif used and self.slow_start and not slow:
             self.value = min(self.max_limit, self.value * 2)
