@@ -37,7 +37,6 @@ from fairstream import (
     Dispatcher,
     Fixed,
     Gradient,
-    Recorder,
     ReferenceServer,
     ServerConfig,
     StreamClient,
