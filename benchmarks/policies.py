@@ -141,10 +141,11 @@ async def _in_order(one: Callable[[int], Any], lengths: list[int]) -> list[tuple
 
 def p4_jobs(seed: int, n: int) -> list[VJob]:
     rng = random.Random(seed)
-    return [
-        VJob(0.0, min(1024, max(1, int(rng.expovariate(1 / 128)))), prompt_tokens=rng.randint(16, 256))
-        for _ in range(n)
-    ]  # fmt: skip
+    out = []
+    for _ in range(n):
+        length = min(1024, max(1, int(rng.expovariate(1 / 128))))
+        out.append(VJob(0.0, length, prompt_tokens=rng.randint(16, 256)))
+    return out
 
 
 def goodput(run: VRun) -> float:
@@ -199,7 +200,10 @@ def med(rows: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in rows)
 
 
-def report(title: str, rows: list[dict[str, float]], fmt: Callable[[list[dict[str, float]]], list[str]]) -> None:  # fmt: skip
+Rows = list[dict[str, float]]
+
+
+def report(title: str, rows: Rows, fmt: Callable[[Rows], list[str]]) -> None:
     print(f"\n{title}")
     for line in fmt(rows):
         print(f"  {line}")
@@ -218,9 +222,9 @@ def p23_lines(rows: list[dict[str, float]]) -> list[str]:
         f"   [oracle {med(rows, 'oracle_span'):.1f} s]",
     ] + (
         [
-            f"P3 makespan fairstream/simulated oracle: {statistics.median(r['fair_span'] / r['sim_oracle_span'] for r in rows):.3f}"
-            f"   [simulated oracle {med(rows, 'sim_oracle_span'):.1f} s: the server's steps run slower"
-            " than modeled at this time scale]"
+            "P3 makespan fairstream/simulated oracle: "
+            f"{statistics.median(r['fair_span'] / r['sim_oracle_span'] for r in rows):.3f}"
+            f"   [simulated oracle {med(rows, 'sim_oracle_span'):.1f} s]"
         ]
         if "sim_oracle_span" in rows[0]
         else []
@@ -239,7 +243,8 @@ def main() -> None:
         f"policies benchmark: {args.seeds} seeds, model seconds (HTTP at time scale {args.scale})"
     )
     report("virtual time, ignore_eos lengths", [vtime_p2(s, False) for s in seeds], p23_lines)
-    report("virtual time, natural lengths (oracle knows them)", [vtime_p2(s, True) for s in seeds], p23_lines)  # fmt: skip
+    natural = [vtime_p2(s, True) for s in seeds]
+    report("virtual time, natural lengths (oracle knows them)", natural, p23_lines)
     if args.http:
         rows = [asyncio.run(http_p2(s, args.scale)) for s in seeds]
         report(
