@@ -1,4 +1,4 @@
-"""openai SDK streaming, instrumented: English log lines, a JSONL trace file, a summary.
+"""openai SDK streaming, instrumented: the seed's zh log line, a JSONL trace file, a summary.
 
 python examples/openai_traces.py [http://127.0.0.1:PORT/v1]   # needs the openai extra
 """
@@ -18,9 +18,9 @@ from fairstream import JsonlSink, LogSink, Recorder, ReferenceServer, ServerConf
 
 
 async def run(base_url: str, out: Path) -> None:
-    rec = Recorder([LogSink("en"), JsonlSink(out)])
+    rec = Recorder([LogSink("zh"), JsonlSink(out)])
     async with AsyncOpenAI(base_url=base_url, api_key="local") as raw:
-        client = fairstream.instrument(raw, recorder=rec, label="chat")
+        client = fairstream.instrument(raw, recorder=rec, label="LLM图像分析")
 
         async def one(n: int) -> None:
             stream = await client.chat.completions.create(

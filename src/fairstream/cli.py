@@ -1,4 +1,4 @@
-"""The ``fairstream`` command line: ``serve``, ``analyze`` and ``probe``."""
+"""The ``fairstream`` command line: ``demo``, ``serve``, ``analyze``, ``probe``, ``bench``."""
 
 from __future__ import annotations
 
@@ -102,9 +102,10 @@ def serve(**options: Any) -> None:
 
 def _register() -> None:
     from ._cli_detect import analyze_cmd, probe_cmd
+    from ._cli_tools import bench_cmd, demo_cmd
 
-    cli.add_command(analyze_cmd)
-    cli.add_command(probe_cmd)
+    for command in (analyze_cmd, probe_cmd, demo_cmd, bench_cmd):
+        cli.add_command(command)
 
 
 _register()

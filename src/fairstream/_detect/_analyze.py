@@ -334,8 +334,8 @@ def _post_first_slope(reqs: Sequence[Req]) -> float | None:
         return None
     ttft = [r.first - r.sent for r in reqs]
     post = [r.end - r.first for r in reqs]
-    if max(ttft) - min(ttft) <= 0:
-        return None
+    if max(ttft) - min(ttft) <= 0.2 * statistics.median(r.end - r.sent for r in reqs):
+        return None  # first tokens too close together for a slope to mean anything
     return statistics.linear_regression(ttft, post).slope
 
 

@@ -1,0 +1,1 @@
+"""Load generation and reporting shared by ``fairstream bench`` and ``fairstream demo``."""
