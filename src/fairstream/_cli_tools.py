@@ -177,7 +177,8 @@ def _pictures(
     try:
         plot_timeline(recorder.traces[-200:], out_dir / "timeline.png", report=report)
         if levels:
-            plot_sweep([(c, _brief(r)) for c, r in levels], out_dir / "sweep.png")
+            verdict = f"detector: {report.verdict} (confidence {report.confidence:.2f})"
+            plot_sweep([(c, _brief(r)) for c, r in levels], out_dir / "sweep.png", verdict=verdict)
         console.print(f"pictures: {out_dir}/timeline.png" + (", sweep.png" if levels else ""))
     except MissingExtraError as exc:
         console.print(f"no pictures: {exc}", markup=False, highlight=False, soft_wrap=True)

@@ -10,7 +10,9 @@ from .._errors import require
 __all__ = ["plot_sweep"]
 
 
-def plot_sweep(levels: list[tuple[int, dict[str, Any]]], path: str | Path) -> Path:
+def plot_sweep(
+    levels: list[tuple[int, dict[str, Any]]], path: str | Path, *, verdict: str | None = None
+) -> Path:
     """Throughput (x) against E2E p50/p99 and TTFT p50 (y), one point per concurrency."""
     try:
         import matplotlib
@@ -33,7 +35,8 @@ def plot_sweep(levels: list[tuple[int, dict[str, Any]]], path: str | Path) -> Pa
                 ax.annotate(f"c={c}", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
     ax.set_xlabel("throughput (output tokens / s)")
     ax.set_ylabel("latency (ms)")
-    ax.set_title("concurrency sweep: latency against throughput")
+    title = "concurrency sweep: latency against throughput"
+    ax.set_title(title if verdict is None else f"{title}\n{verdict}", fontsize=10)
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
