@@ -47,6 +47,7 @@ _HELP = {
     "port": "Port to bind (0 picks a free one).",
     "max_waiting": "Waiting-queue cap (429 beyond).",
     "retry_after_s": "Retry-After seconds sent with a 429.",
+    "faults": "Failure injection, e.g. 'disconnect_mid:at=3,after=5;status_429:rate=0.1'.",
     "max_connections": "Open-connection cap (503 beyond).",
     "max_body_bytes": "Request body cap (413 beyond).",
     "max_header_bytes": "Request header cap.",

@@ -8,6 +8,7 @@ trace of what arrived before.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from types import TracebackType
@@ -151,11 +152,11 @@ class ChatStream:
         return self
 
     async def __anext__(self) -> dict[str, Any]:
-        if self._events is None:
-            raise RuntimeError("use 'async with client.chat(...) as stream' before iterating")
         b = self._builder
         if b.done:
             raise StopAsyncIteration
+        if self._events is None:
+            raise RuntimeError("use 'async with client.chat(...) as stream' before iterating")
         try:
             event = await self._events.__anext__()
         except StopAsyncIteration:
@@ -208,8 +209,12 @@ class ChatStream:
         return err
 
     async def _close(self) -> None:
-        if self._response is not None:
-            with anyio.CancelScope(shield=True):
+        with anyio.CancelScope(shield=True):
+            events, self._events = self._events, None
+            if events is not None:  # close the SSE generator too: GC would need a task
+                with contextlib.suppress(Exception):
+                    await events.aclose()  # type: ignore[attr-defined]
+            if self._response is not None:
                 await self._response.aclose()
 
     async def __aexit__(

@@ -9,6 +9,7 @@ Rule 2: sinks run inside the step loop, so they only format bytes and write; the
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import itertools
 import json
@@ -19,6 +20,7 @@ from typing import Any, Literal
 
 from ._config import ServerConfig
 from ._driver import Driver
+from ._faults import FaultPlan, FaultyExchange, parse_faults
 from ._http import Exchange, Request
 from ._lengths import Answer, JsonAnswer, TokenText, count_prompt_tokens
 from ._types import QueueFull, SeqRequest
@@ -71,6 +73,7 @@ class OpenAIApp:
         self.text = TokenText()
         self.created = int(time.time())
         self._ids = itertools.count(1)
+        self.faults = FaultPlan(parse_faults(config.faults), config.seed)
         self._tag = secrets.token_hex(4)
         self.rejected: dict[int, int] = {}
         # response id -> perf_counter() of each content chunk written (tests measure offsets)
@@ -122,10 +125,30 @@ class OpenAIApp:
             raise _ApiError(401, "Incorrect API key provided", code="invalid_api_key")
 
     # -- generation ---------------------------------------------------------------------
-    def _generate(self, kind: Literal["chat", "text"], p: _Parsed, ex: Exchange) -> None:
+    def _generate(
+        self, kind: Literal["chat", "text"], p: _Parsed, ex: Exchange, delayed: bool = False
+    ) -> None:
         cfg = self.config
         n = next(self._ids)
         rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{self._tag}{n:x}"
+        fault = None if delayed else self.faults.pick(n)
+        if fault is not None:
+            if fault.kind in ("status_429", "status_503"):
+                raise _ApiError(
+                    int(fault.kind[-3:]),
+                    "injected fault",
+                    "server_error",
+                    headers=[("retry-after", f"{cfg.retry_after_s:g}")],
+                )
+            if fault.kind == "disconnect_before_headers":
+                ex.abort()
+                return
+            if fault.kind == "slow_headers":
+                later = functools.partial(self._later, kind, p, ex)
+                asyncio.get_running_loop().call_later(fault.seconds, later)
+                return
+            if p.stream:  # a mid-stream fault
+                ex = FaultyExchange(ex, fault, lambda: self.driver.cancel(rid))  # type: ignore[assignment]
         limit = min(p.max_tokens or cfg.max_tokens_cap, cfg.max_tokens_cap)
         key = f"{p.seed}:{p.prompt}" if p.seed is not None else str(n)
         answer: Answer = (
@@ -170,6 +193,15 @@ class OpenAIApp:
         ex.on_close = lambda: self.driver.cancel(rid)
         if p.stream:
             ex.start(200, _SSE)
+
+    def _later(self, kind: Literal["chat", "text"], p: _Parsed, ex: Exchange) -> None:
+        """A request whose answer was held back by ``slow_headers``."""
+        if ex.closed:
+            return
+        try:
+            self._generate(kind, p, ex, delayed=True)
+        except _ApiError as err:
+            ex.respond(err.status, [*_JSON, *err.headers], err.body)
 
     # -- read-only endpoints --------------------------------------------------------------
     def _models(self) -> bytes:

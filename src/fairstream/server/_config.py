@@ -40,6 +40,7 @@ class ServerConfig:
     max_tokens_cap: int = 4096
     max_model_len: int = 32768
     tokens_per_chunk: int = 1
+    faults: str = ""  # failure injection, e.g. "disconnect_mid:at=3,after=5" (see _faults.py)
     done_delay_ms: float = 0.0  # hold [DONE] this long after the finish chunk (model ms)
     honor_ignore_eos: bool = True  # False: behave like servers that ignore vLLM's ignore_eos
     role_chunk_on_admission: bool = False  # OpenAI's habit; vLLM sends it with the first token
@@ -68,6 +69,9 @@ class ServerConfig:
         if self.max_tokens_cap < 1 or self.output_mean <= 0:
             raise ValueError("max_tokens_cap and output_mean must be positive")
         self.cost_model()  # validates the numbers
+        from ._faults import parse_faults
+
+        parse_faults(self.faults)  # a bad fault spec fails here, not on the first request
 
     def with_(self, **changes: Any) -> ServerConfig:
         """A copy with some fields changed (validated again)."""

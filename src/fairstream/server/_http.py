@@ -77,6 +77,13 @@ class Exchange:
             log.warning("client is not reading; closing its connection")
             self._proto.abort()
 
+    def abort(self) -> None:
+        """Drop the connection with no (further) response: a server that vanished."""
+        if self.closed:
+            return
+        self.closed = True
+        self._proto.abort()
+
     def end(self) -> None:
         if self.closed:
             return
