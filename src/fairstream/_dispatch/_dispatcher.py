@@ -221,7 +221,11 @@ class Dispatcher(JobListener):
         label: str | None = None,
         return_exceptions: bool = False,
     ) -> list[T | BaseException]:
-        """``fn(item)`` for every item through the dispatcher; results in input order."""
+        """``fn(item)`` for every item through the dispatcher; results in input order.
+
+        The first failure cancels the rest and is raised (itself, not in a group), unless
+        ``return_exceptions`` puts each failure in its place in the results.
+        """
         work = list(items)
         results: list[Any] = [None] * len(work)
 
@@ -239,9 +243,15 @@ class Dispatcher(JobListener):
                     raise
                 results[i] = exc
 
-        async with anyio.create_task_group() as tg:
-            for i, item in enumerate(work):
-                tg.start_soon(one, i, item)
+        try:
+            async with anyio.create_task_group() as tg:
+                for i, item in enumerate(work):
+                    tg.start_soon(one, i, item)
+        except BaseExceptionGroup as group:  # the first failure cancelled the rest: raise it
+            first = _first_exception(group)
+            if first is None:
+                raise
+            raise first from group
         return results
 
     # -- streaming helpers (early release) -------------------------------------------------
@@ -375,6 +385,18 @@ class Dispatcher(JobListener):
                     await self._wake.wait()
 
     _stop: anyio.CancelScope
+
+
+def _first_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None:
+    """The first real error in a (nested) group, cancellations aside."""
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_exception(exc)
+            if found is not None:
+                return found
+        elif isinstance(exc, Exception):
+            return exc
+    return None
 
 
 def _kind(described: str) -> str:

@@ -48,6 +48,7 @@ class ServerConfig:
     model: str = "fairstream-ref"
     api_key: str | None = None
     host: str = "127.0.0.1"
+    allow_public: bool = False  # binding anything but loopback must be asked for explicitly
     port: int = 0
     max_waiting: int = 4096
     retry_after_s: float = 1.0  # the Retry-After of a 429 (queue full)
@@ -68,6 +69,11 @@ class ServerConfig:
             raise ValueError("tokens_per_chunk must be >= 1")
         if self.max_tokens_cap < 1 or self.output_mean <= 0:
             raise ValueError("max_tokens_cap and output_mean must be positive")
+        if not self.allow_public and not _loopback(self.host):
+            raise ValueError(
+                f"host {self.host!r} is not loopback: the reference server has no real"
+                " security; pass allow_public=True (--allow-public) to bind it anyway"
+            )
         self.cost_model()  # validates the numbers
         from ._faults import parse_faults
 
@@ -116,3 +122,15 @@ class ServerConfig:
             kv_tokens=self.kv_tokens,
             max_waiting=self.max_waiting,
         )
+
+
+def _loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
