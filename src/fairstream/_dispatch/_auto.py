@@ -80,6 +80,13 @@ class Auto(Policy):
 
     def on_first_token(self, job: Job, now: float) -> None:
         self.inner.on_first_token(job, now)
+        inner = self.inner
+        if isinstance(inner, Waves) and inner.grow and inner.refills >= 2:
+            # two explorers started mid-wave: the server refills batches, so it is not static;
+            # no need to wait for their traces to finish
+            nxt = Gradient(max(inner.batch_size, 1), order=self.order)
+            self._log(f"{inner.describe()} -> {nxt.describe()}: explorers started mid-wave")
+            self.inner = nxt
 
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self.inner.on_overload(now, retry_after)

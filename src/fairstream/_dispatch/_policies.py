@@ -161,6 +161,8 @@ class Waves(Policy):
         self.waves = 0
         self._current: set[int] = set()  # the wave in the server's batch now
         self._next: set[int] = set()  # the wave sent ahead, queued at the server
+        self._explorers: dict[int, set[int]] = {}  # explorer -> the wave it was sent into
+        self.refills = 0  # explorers that started while their wave was still running
         self._wave_max = 0.0  # longest expected length in the current wave
         self._wave_started = False
         self._explored = 0
@@ -186,11 +188,15 @@ class Waves(Policy):
                 return []
             nxt = queue.peek(now)
             limit = 1.5 * self._wave_max if self.grow else 0.5 * self._wave_max
-            if nxt is None or _length(nxt) > limit:
+            unknown = nxt is not None and nxt.expected_tokens is None
+            if nxt is None or (_length(nxt) > limit and not (unknown and self.grow)):
                 return []  # on a static server it may run alone: only a short one may go
             self._explored += 1  # one per first token of the wave, up to `explorers`
             self._wave_started = False
-            return queue.pop_many(1, now)
+            jobs = queue.pop_many(1, now)
+            for j in jobs:  # remember the wave it was sent into
+                self._explorers[j.jid] = set(self._current)
+            return jobs
         if self.pipeline and not self.grow and not self._next:
             jobs = self._take(queue, now)
             self._next = {j.jid for j in jobs}
@@ -215,10 +221,16 @@ class Waves(Policy):
     def on_first_token(self, job: Job, now: float) -> None:
         if job.jid in self._current:
             self._wave_started = True
+        elif self._explorers.get(job.jid, set()) & self._current:
+            # an explorer started while the wave it was sent into still runs: the server
+            # refills its batch, which static batching never does
+            self.refills += 1
+            self._wave_started = True  # the next explorer may go
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._current.discard(job.jid)
         self._next.discard(job.jid)
+        self._explorers.pop(job.jid, None)
 
     def describe(self) -> str:
         ramp = ", growing" if self.grow else ""
