@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import statistics
+from typing import Any
 
 import pytest
 
@@ -162,3 +163,37 @@ def test_shortest_first_does_not_starve_an_old_long_job() -> None:
         q.push(Job(expected_tokens=10, enqueued=1.0 + i))
     assert q.pop(2.0) is not old
     assert q.pop(10.0) is old  # waited past max_reorder_wait: goes first
+
+
+class _Restarted:
+    """A server restarted mid-run with another scheduler: requests sent before ``at`` finish
+    on the old engine, later ones go to the new one."""
+
+    def __init__(self, before: Any, after: Any, at: float) -> None:
+        self.before, self.after, self.at = before, after, at
+        self.stats = after.stats
+
+    def add(self, req: Any, now: float) -> None:
+        (self.before if now < self.at else self.after).add(req, now)
+
+    def abort(self, rid: str, now: float) -> None:
+        self.before.abort(rid, now)
+        self.after.abort(rid, now)
+
+    def next_wakeup(self) -> float | None:
+        times = [t for t in (self.before.next_wakeup(), self.after.next_wakeup()) if t is not None]
+        return min(times) if times else None
+
+    def advance(self, now: float) -> list[Any]:
+        return [*self.before.advance(now), *self.after.advance(now)]
+
+
+def test_auto_notices_a_server_restarted_with_another_scheduler() -> None:
+    lengths = random.Random(3).choices([8, 32, 64, 128], k=400)
+    jobs = [VJob(arrival=0.0, output_tokens=n, expected_tokens=n) for n in lengths]
+    engine = _Restarted(STATIC.build_engine(), CONTINUOUS.build_engine(), at=20.0)
+    policy = Auto()
+    simulate_dispatch(engine, jobs, policy)  # type: ignore[arg-type]
+    kinds = [c.split(" -> ")[1].split("(")[0] for c in policy.changes if " -> " in c]
+    assert "waves" in kinds, policy.changes  # the static server was recognized first
+    assert policy.inner.describe().startswith("gradient"), policy.changes  # then the new one
