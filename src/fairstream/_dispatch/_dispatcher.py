@@ -19,7 +19,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -28,38 +28,17 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from tenacity.wait import wait_exponential_jitter
 
 from .._trace import StreamTrace
-from ._auto import Auto
 from ._core import Admission
 from ._errors import is_overload, is_retryable, retry_after
-from ._gradient import Gradient
 from ._job import CURRENT_JOB, Job, JobListener
-from ._policies import AIMD, Fixed, Policy, Serial, Waves
+from ._names import make_policy
+from ._policies import Policy
+from ._streams import aclose, lc_finished, sdk_finished
 
-__all__ = ["Dispatcher", "make_policy"]
+__all__ = ["Dispatcher"]
 
 T = TypeVar("T")
 log = logging.getLogger("fairstream.dispatch")
-
-
-def make_policy(policy: str | Policy) -> Policy:
-    """A policy object from a name: ``auto``, ``gradient``, ``aimd``, ``serial``,
-    ``fixed:N`` or ``waves:B``."""
-    if isinstance(policy, Policy):
-        return policy
-    name, _, arg = policy.partition(":")
-    if name == "auto":
-        return Auto()
-    if name == "gradient":
-        return Gradient()
-    if name == "aimd":
-        return AIMD()
-    if name == "serial":
-        return Serial()
-    if name == "fixed" and arg.isdigit():
-        return Fixed(int(arg))
-    if name == "waves" and arg.isdigit():
-        return Waves(int(arg))
-    raise ValueError(f"unknown policy {policy!r}: auto, gradient, aimd, serial, fixed:N or waves:B")
 
 
 class Dispatcher(JobListener):
@@ -273,7 +252,7 @@ class Dispatcher(JobListener):
         if expected_tokens is None:
             expected_tokens = kwargs.get("max_tokens") or getattr(llm, "max_tokens", None)
         async for chunk in self._through(
-            lambda: llm.astream(messages, **kwargs), _lc_finished, expected_tokens, key, label
+            lambda: llm.astream(messages, **kwargs), lc_finished, expected_tokens, key, label
         ):
             yield chunk
 
@@ -297,7 +276,7 @@ class Dispatcher(JobListener):
                 async for chunk in stream:
                     yield chunk
 
-        async for chunk in self._through(opened, _sdk_finished, expected_tokens, key, label):
+        async for chunk in self._through(opened, sdk_finished, expected_tokens, key, label):
             yield chunk
 
     async def _through(
@@ -329,7 +308,7 @@ class Dispatcher(JobListener):
             with contextlib.suppress(ValueError):
                 CURRENT_JOB.reset(token)
             if not handed_off:
-                await _aclose(inner)
+                await aclose(inner)
                 self._release(job)
 
     async def _drain(self, inner: AsyncIterator[Any], job: Job) -> None:
@@ -340,7 +319,7 @@ class Dispatcher(JobListener):
         except Exception:  # the caller already has its answer; the trace says what failed
             log.debug("background drain of request %s ended with an error", job.jid)
         finally:
-            await _aclose(inner)
+            await aclose(inner)
             CURRENT_JOB.reset(token)
             self._release(job)
 
@@ -402,23 +381,6 @@ def _first_exception(group: BaseExceptionGroup[BaseException]) -> Exception | No
 def _kind(described: str) -> str:
     """The policy's kind without its numbers: a limit moving is not worth a log line."""
     return described.split("(")[0]
-
-
-def _lc_finished(chunk: Any) -> bool:
-    meta = getattr(chunk, "response_metadata", None) or {}
-    return bool(meta.get("finish_reason"))
-
-
-def _sdk_finished(chunk: Any) -> bool:
-    choices: Sequence[Any] = getattr(chunk, "choices", None) or ()
-    return bool(choices and getattr(choices[0], "finish_reason", None))
-
-
-async def _aclose(stream: Any) -> None:
-    close = getattr(stream, "aclose", None)
-    if close is not None:
-        with anyio.CancelScope(shield=True):
-            await close()
 
 
 def _bare_trace(job: Job) -> StreamTrace:

@@ -15,52 +15,21 @@ import itertools
 import json
 import secrets
 import time
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from ._config import ServerConfig
 from ._driver import Driver
 from ._faults import FaultPlan, FaultyExchange, parse_faults
 from ._http import Exchange, Request
-from ._lengths import Answer, JsonAnswer, TokenText, count_prompt_tokens
+from ._lengths import Answer, JsonAnswer, TokenText
+from ._request import ApiError, Parsed, parse
 from ._types import QueueFull, SeqRequest
-from ._wire import DONE, ChunkFormat, error_json
+from ._wire import DONE, ChunkFormat
 
 __all__ = ["OpenAIApp"]
 
 _JSON = [("content-type", "application/json")]
 _SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
-
-
-class _ApiError(Exception):
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        type_: str = "invalid_request_error",
-        *,
-        code: str | None = None,
-        param: str | None = None,
-        headers: list[tuple[str, str]] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = error_json(message, type_, code=code, param=param)
-        self.headers = headers or []
-
-
-@dataclass(frozen=True, slots=True)
-class _Parsed:
-    kind: Literal["chat", "text"]
-    prompt: str
-    prompt_tokens: int
-    max_tokens: int | None
-    stream: bool
-    include_usage: bool
-    continuous_usage: bool
-    ignore_eos: bool
-    seed: int | None
-    response_format: dict[str, Any] | None
 
 
 class OpenAIApp:
@@ -82,7 +51,7 @@ class OpenAIApp:
     def __call__(self, req: Request, ex: Exchange) -> None:
         try:
             self._route(req, ex)
-        except _ApiError as err:
+        except ApiError as err:
             self.rejected[err.status] = self.rejected.get(err.status, 0) + 1
             ex.respond(err.status, [*_JSON, *err.headers], err.body)
 
@@ -94,7 +63,7 @@ class OpenAIApp:
             return
         if path in ("/health", "/metrics", "/v1/models"):
             if req.method not in ("GET", "HEAD"):
-                raise _ApiError(405, f"{req.method} not allowed on {path}")
+                raise ApiError(405, f"{req.method} not allowed on {path}")
             if path == "/health":
                 ex.respond(200, _JSON, b'{"status":"ok"}')
             elif path == "/metrics":
@@ -109,11 +78,11 @@ class OpenAIApp:
         elif path == "/v1/completions":
             kind = "text"
         else:
-            raise _ApiError(404, f"no route for {path}", "not_found_error", code="not_found")
+            raise ApiError(404, f"no route for {path}", "not_found_error", code="not_found")
         if req.method != "POST":
-            raise _ApiError(405, f"{req.method} not allowed on {path}")
+            raise ApiError(405, f"{req.method} not allowed on {path}")
         self._check_key(req)
-        self._generate(kind, _parse(kind, req.body, self.config), ex)
+        self._generate(kind, parse(kind, req.body, self.config), ex)
 
     def _check_key(self, req: Request) -> None:
         key = self.config.api_key
@@ -122,11 +91,11 @@ class OpenAIApp:
         auth = req.headers.get("authorization", "")
         given = auth[7:] if auth[:7].lower() == "bearer " else ""
         if not hmac.compare_digest(given.encode(), key.encode()):
-            raise _ApiError(401, "Incorrect API key provided", code="invalid_api_key")
+            raise ApiError(401, "Incorrect API key provided", code="invalid_api_key")
 
     # -- generation ---------------------------------------------------------------------
     def _generate(
-        self, kind: Literal["chat", "text"], p: _Parsed, ex: Exchange, delayed: bool = False
+        self, kind: Literal["chat", "text"], p: Parsed, ex: Exchange, delayed: bool = False
     ) -> None:
         cfg = self.config
         n = next(self._ids)
@@ -134,7 +103,7 @@ class OpenAIApp:
         fault = None if delayed else self.faults.pick(n)
         if fault is not None:
             if fault.kind in ("status_429", "status_503"):
-                raise _ApiError(
+                raise ApiError(
                     int(fault.kind[-3:]),
                     "injected fault",
                     "server_error",
@@ -181,7 +150,7 @@ class OpenAIApp:
         try:
             self.driver.submit(seq, sink)
         except QueueFull as exc:
-            raise _ApiError(
+            raise ApiError(
                 429,
                 f"server queue is full ({exc})",
                 "rate_limit_error",
@@ -189,18 +158,18 @@ class OpenAIApp:
                 headers=[("retry-after", f"{cfg.retry_after_s:g}")],
             ) from None
         except ValueError as exc:
-            raise _ApiError(400, str(exc)) from None
+            raise ApiError(400, str(exc)) from None
         ex.on_close = lambda: self.driver.cancel(rid)
         if p.stream:
             ex.start(200, _SSE)
 
-    def _later(self, kind: Literal["chat", "text"], p: _Parsed, ex: Exchange) -> None:
+    def _later(self, kind: Literal["chat", "text"], p: Parsed, ex: Exchange) -> None:
         """A request whose answer was held back by ``slow_headers``."""
         if ex.closed:
             return
         try:
             self._generate(kind, p, ex, delayed=True)
-        except _ApiError as err:
+        except ApiError as err:
             ex.respond(err.status, [*_JSON, *err.headers], err.body)
 
     # -- read-only endpoints --------------------------------------------------------------
@@ -259,7 +228,7 @@ class _StreamSink:
         fmt: ChunkFormat,
         text: Answer,
         tpc: int,
-        p: _Parsed,
+        p: Parsed,
         role_early: bool,
         emissions: list[float] | None,
     ) -> None:
@@ -332,7 +301,7 @@ class _WholeSink:
         created: int,
         model: str,
         text: Answer,
-        p: _Parsed,
+        p: Parsed,
     ) -> None:
         self.ex, self.kind, self.rid, self.created, self.model = ex, kind, rid, created, model
         self.text, self.p = text, p
@@ -371,127 +340,3 @@ class _WholeSink:
             "usage": usage,
         }
         self.ex.respond(200, _JSON, json.dumps(body).encode())
-
-
-def _parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> _Parsed:
-    """Validate a request body the way OpenAI and vLLM do; raise ``_ApiError`` otherwise."""
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _ApiError(400, f"request body is not valid JSON: {exc}") from None
-    if not isinstance(body, dict):
-        raise _ApiError(400, "request body must be a JSON object")
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise _ApiError(400, "'model' is required", param="model")
-    if model != cfg.model:
-        raise _ApiError(
-            404,
-            f"The model `{model}` does not exist.",
-            "not_found_error",
-            code="model_not_found",
-            param="model",
-        )
-    if kind == "chat":
-        prompt, extra = _chat_prompt(body.get("messages"))
-    else:
-        prompt, extra = _text_prompt(body.get("prompt"))
-    prompt_tokens = count_prompt_tokens(prompt, extra)
-    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-    if max_tokens is not None:
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
-            raise _ApiError(400, "'max_tokens' must be an integer", param="max_tokens")
-        if max_tokens <= 0:
-            raise _ApiError(400, "'max_tokens' must be at least 1", param="max_tokens")
-        if max_tokens > cfg.max_tokens_cap:
-            raise _ApiError(
-                400,
-                f"'max_tokens' is {max_tokens}; this server allows at most {cfg.max_tokens_cap}",
-                param="max_tokens",
-            )
-    if prompt_tokens + (max_tokens or 1) > cfg.max_model_len:
-        raise _ApiError(
-            400,
-            f"prompt ({prompt_tokens} tokens) plus max_tokens exceeds the context "
-            f"length {cfg.max_model_len}",
-            param="messages",
-        )
-    if body.get("n", 1) != 1:
-        raise _ApiError(400, "only n=1 is supported", param="n")
-    stream = _flag(body, "stream")
-    opts = body.get("stream_options")
-    if opts is not None and not isinstance(opts, dict):
-        raise _ApiError(400, "'stream_options' must be an object", param="stream_options")
-    include_usage = bool(opts and opts.get("include_usage"))
-    continuous_usage = bool(opts and opts.get("continuous_usage_stats"))
-    seed = body.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise _ApiError(400, "'seed' must be an integer", param="seed")
-    return _Parsed(
-        kind,
-        prompt,
-        prompt_tokens,
-        max_tokens,
-        stream,
-        include_usage,
-        continuous_usage,
-        _flag(body, "ignore_eos"),
-        seed,
-        _response_format(body.get("response_format")),
-    )
-
-
-def _response_format(value: Any) -> dict[str, Any] | None:
-    """``json_object`` / ``json_schema`` formats get a JSON answer; ``text`` or none, prose."""
-    if value is None:
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
-        raise _ApiError(
-            400, "'response_format' must be an object with a 'type'", param="response_format"
-        )
-    if value["type"] not in ("text", "json_object", "json_schema"):
-        raise _ApiError(
-            400, f"unknown response_format type {value['type']!r}", param="response_format"
-        )
-    return None if value["type"] == "text" else value
-
-
-def _flag(body: dict[str, Any], name: str) -> bool:
-    value = body.get(name, False)
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise _ApiError(400, f"'{name}' must be a boolean", param=name)
-    return value
-
-
-def _chat_prompt(messages: Any) -> tuple[str, int]:
-    if not isinstance(messages, list) or not messages:
-        raise _ApiError(400, "'messages' must be a non-empty list", param="messages")
-    parts: list[str] = []
-    extra = 0
-    for i, m in enumerate(messages):
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
-            raise _ApiError(400, f"messages[{i}] must be an object with a 'role'", param="messages")
-        content = m.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            for part in content:
-                if isinstance(part, dict) and part.get("type") == "text":
-                    parts.append(str(part.get("text", "")))
-                else:
-                    extra += 1
-        elif content is not None:
-            raise _ApiError(
-                400, f"messages[{i}].content must be a string or a list", param="messages"
-            )
-    return "\n".join(parts), extra
-
-
-def _text_prompt(prompt: Any) -> tuple[str, int]:
-    if isinstance(prompt, str):
-        return prompt, 0
-    if isinstance(prompt, list) and all(isinstance(x, str) for x in prompt) and len(prompt) == 1:
-        return prompt[0], 0
-    raise _ApiError(400, "'prompt' must be a string", param="prompt")
