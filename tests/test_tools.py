@@ -92,7 +92,9 @@ def test_bench_sweep_stops_when_throughput_stalls(tmp_path: Path) -> None:
             "--requests", "8", "--output-tokens", "8", "--sweep", "--out", str(tmp_path),
         )  # fmt: skip
     levels = [ln for ln in out.splitlines() if ln.startswith("concurrency")]
-    assert 2 <= len(levels) <= 4  # 1, 2, 4: no more throughput past the server's 2 slots
+    # 1, 2, 4 (then stop: no more throughput past the server's 2 slots); a noisy level may
+    # add one or two more, but it stops long before the 1024 cap
+    assert 2 <= len(levels) <= 6, levels
     results = json.loads((tmp_path / "results.json").read_text())
     assert [s["concurrency"] for s in results["sweep"]][:2] == [1, 2]
     assert (tmp_path / "sweep.png").exists()
