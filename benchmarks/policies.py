@@ -28,22 +28,21 @@ import argparse
 import asyncio
 import random
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 from fairstream import (
     Auto,
-    Dispatcher,
     Fixed,
     Gradient,
     ReferenceServer,
     ServerConfig,
-    StreamClient,
     VJob,
     VRun,
     simulate_dispatch,
 )
+from fairstream._bench._run import run_workload
+from fairstream._bench._workload import RequestSpec
 
 STATIC = ServerConfig(mode="static", batch_size=8, release="batch_end")
 CONT = ServerConfig(mode="continuous", max_num_seqs=32)
@@ -92,51 +91,25 @@ async def http_p2(seed: int, scale: float) -> dict[str, float]:
     cfg = STATIC.with_(time_scale=scale)
     plans = {
         "naive": (pairs, None),
-        "fair": (pairs, Dispatcher("auto")),
+        "fair": (pairs, "auto"),
         "oracle": (sorted(pairs, key=lambda p: p[1]), None),  # sorted, all at once
     }
     out: dict[str, float] = {}
     with ReferenceServer.in_subprocess(cfg) as handle:
-        for name, (plan, dispatcher) in plans.items():
-            async with StreamClient(handle.base_url) as client:
-
-                async def one(n: int, d: Dispatcher | None = dispatcher) -> tuple[int, float]:
-                    kwargs: dict[str, Any] = {
-                        "model": cfg.model,
-                        "messages": [{"role": "user", "content": "x"}],
-                        "max_tokens": n,
-                        "ignore_eos": True,
-                    }
-                    t0 = time.perf_counter()
-                    if d is None:
-                        await client.complete(**kwargs)
-                    else:
-                        await d.submit(client.complete, expected_tokens=n, **kwargs)
-                    return n, time.perf_counter() - t0
-
-                t0 = time.perf_counter()
-                if dispatcher is None:
-                    e2e = await _in_order(one, [m for m, _ in plan])
-                else:
-                    async with dispatcher:
-                        e2e = await asyncio.gather(*(one(m) for m, _ in plan))
-                span = time.perf_counter() - t0
-            out[f"{name}_short"] = short_p50(list(e2e)) / scale  # in model seconds
-            out[f"{name}_span"] = span / scale
+        for name, (plan, policy) in plans.items():
+            specs = [
+                RequestSpec(m, [{"role": "user", "content": "x"}], "short" if m == 8 else "long")
+                for m, _ in plan
+            ]
+            run = await run_workload(handle.base_url, cfg.model, specs, policy=policy)
+            e2e = [(8 if t.label == "short" else 256, run.submit_e2e(t) or 0.0) for t in run.traces]
+            out[f"{name}_short"] = short_p50(e2e) / scale  # in model seconds
+            out[f"{name}_span"] = run.wall / scale
     sim = sorted(pairs, key=lambda p: p[1])
     out["sim_oracle_span"] = simulate_dispatch(
         STATIC.build_engine(), vjobs(sim), Fixed(64, "fifo")
     ).makespan
     return out
-
-
-async def _in_order(one: Callable[[int], Any], lengths: list[int]) -> list[tuple[int, float]]:
-    """All at once, but each sent only after the previous one went out (arrival order)."""
-    tasks = []
-    for n in lengths:
-        tasks.append(asyncio.ensure_future(one(n)))
-        await asyncio.sleep(0)  # let it start sending before the next one
-    return list(await asyncio.gather(*tasks))
 
 
 def p4_jobs(seed: int, n: int) -> list[VJob]:
