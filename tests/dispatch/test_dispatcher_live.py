@@ -192,3 +192,14 @@ async def test_nothing_is_retried_after_the_first_chunk(serve: object) -> None:
             with pytest.raises(ServerError):
                 await d.submit(fails_mid_stream)
         assert calls == 1
+
+
+async def test_an_unused_dispatcher_opens_and_closes_and_lets_errors_through() -> None:
+    async with Dispatcher() as d:
+        pass
+    assert d.in_flight == 0
+    with pytest.raises(KeyError):
+        async with Dispatcher():
+            raise KeyError("from the body")
+    with pytest.raises(RuntimeError, match="async with"):
+        await Dispatcher().submit(anyio.sleep, 0)

@@ -64,6 +64,7 @@ class Dispatcher(JobListener):
     # -- lifecycle -------------------------------------------------------------------------
     async def __aenter__(self) -> Dispatcher:
         self._tg = anyio.create_task_group()
+        self._stop = anyio.CancelScope()  # may be cancelled before the loop even starts
         await self._tg.__aenter__()
         self._tg.start_soon(self._decide_loop)
         log.info("dispatcher started with policy %s", self._policy.describe())
@@ -73,7 +74,10 @@ class Dispatcher(JobListener):
     async def __aexit__(self, *exc: Any) -> bool | None:
         assert self._tg is not None
         self._stop.cancel()
-        return await self._tg.__aexit__(*exc)
+        # the body's own exception is not the task group's: it propagates as it is, after
+        # the background drains finished
+        await self._tg.__aexit__(None, None, None)
+        return None
 
     # -- observability ---------------------------------------------------------------------
     @property
@@ -346,7 +350,7 @@ class Dispatcher(JobListener):
         self._wake.set()
 
     async def _decide_loop(self) -> None:
-        with anyio.CancelScope() as self._stop:
+        with self._stop:
             while True:
                 self._wake = anyio.Event()
                 now = time.perf_counter()
