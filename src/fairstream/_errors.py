@@ -6,7 +6,7 @@ are what fairstream's own httpx client raises.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from ._trace import StreamTrace
@@ -64,3 +64,21 @@ def require(module: str, extra: str) -> None:
     raise MissingExtraError(
         f"{module} is not installed; install it with: pip install 'fairstream[{extra}]'"
     )
+
+
+E = TypeVar("E", bound=BaseException)
+
+
+def first_error(group: BaseExceptionGroup[BaseException], kind: type[E]) -> E | None:
+    """The first exception of ``kind`` in a (nested) exception group, or None.
+
+    A task group that failed raises a group; callers of a single operation want the error.
+    """
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found = first_error(exc, kind)
+            if found is not None:
+                return found
+        elif isinstance(exc, kind):
+            return exc
+    return None

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from .._errors import FairstreamError, ServerError
+from .._errors import FairstreamError, ServerError, first_error
 from .._instrument._http import StreamClient
 from .._recorder import Recorder
 from .._trace import StreamTrace
@@ -51,21 +51,10 @@ async def probe(
         try:
             return await run.run()
         except BaseExceptionGroup as group:  # a phase's requests failed: raise the first
-            first = _first_error(group)
+            first = first_error(group, FairstreamError)
             if first is None:
                 raise
             raise first from group
-
-
-def _first_error(group: BaseExceptionGroup[BaseException]) -> FairstreamError | None:
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            found = _first_error(exc)
-            if found is not None:
-                return found
-        elif isinstance(exc, FairstreamError):
-            return exc
-    return None
 
 
 class _Probe:

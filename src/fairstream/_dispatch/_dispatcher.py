@@ -27,6 +27,7 @@ import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
+from .._errors import first_error
 from .._trace import StreamTrace
 from ._core import Admission
 from ._errors import is_overload, is_retryable, retry_after
@@ -160,14 +161,18 @@ class Dispatcher(JobListener):
         try:
             yield job
         except BaseException as exc:
-            job.ok = False
-            if is_overload(exc):
-                self.admission.overload(time.perf_counter(), retry_after(exc))
+            self._failed(job, exc)
             raise
         finally:
             with contextlib.suppress(ValueError):  # closed from another context (abandoned)
                 CURRENT_JOB.reset(token)
             self._release(job)
+
+    def _failed(self, job: Job, exc: BaseException) -> None:
+        """A job's work raised: mark it, and pause admission if the server was overloaded."""
+        job.ok = False
+        if is_overload(exc):
+            self.admission.overload(time.perf_counter(), retry_after(exc))
 
     async def _acquire(self, expected_tokens: float | None, key: Any, label: str | None) -> Job:
         if self._tg is None:
@@ -231,7 +236,7 @@ class Dispatcher(JobListener):
                 for i, item in enumerate(work):
                     tg.start_soon(one, i, item)
         except BaseExceptionGroup as group:  # the first failure cancelled the rest: raise it
-            first = _first_exception(group)
+            first = first_error(group, Exception)
             if first is None:
                 raise
             raise first from group
@@ -304,9 +309,7 @@ class Dispatcher(JobListener):
                     self._tg.start_soon(self._drain, inner, job)
                     return
         except BaseException as exc:
-            job.ok = False
-            if is_overload(exc):
-                self.admission.overload(time.perf_counter(), retry_after(exc))
+            self._failed(job, exc)
             raise
         finally:
             with contextlib.suppress(ValueError):
@@ -368,18 +371,6 @@ class Dispatcher(JobListener):
                     await self._wake.wait()
 
     _stop: anyio.CancelScope
-
-
-def _first_exception(group: BaseExceptionGroup[BaseException]) -> Exception | None:
-    """The first real error in a (nested) group, cancellations aside."""
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            found = _first_exception(exc)
-            if found is not None:
-                return found
-        elif isinstance(exc, Exception):
-            return exc
-    return None
 
 
 def _kind(described: str) -> str:
