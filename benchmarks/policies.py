@@ -31,18 +31,10 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
-from fairstream import (
-    Auto,
-    Fixed,
-    Gradient,
-    ReferenceServer,
-    ServerConfig,
-    VJob,
-    VRun,
-    simulate_dispatch,
-)
-from fairstream._bench._run import run_workload
-from fairstream._bench._workload import RequestSpec
+from fairstream import Auto, Fixed, Gradient, ReferenceServer, ServerConfig
+from fairstream._cli._bench._run import run_workload
+from fairstream._cli._bench._workload import RequestSpec
+from fairstream.sim import SimRequest, SimRun, simulate
 
 STATIC = ServerConfig(mode="static", batch_size=8, release="batch_end")
 CONT = ServerConfig(mode="continuous", max_num_seqs=32)
@@ -59,8 +51,8 @@ def p2_lengths(seed: int, natural: bool) -> list[tuple[int, int]]:
     return [(m, min(m, max(1, int(rng.expovariate(1 / 128))))) for m in asked]
 
 
-def vjobs(pairs: list[tuple[int, int]]) -> list[VJob]:
-    return [VJob(0.0, real, expected_tokens=asked) for asked, real in pairs]
+def vjobs(pairs: list[tuple[int, int]]) -> list[SimRequest]:
+    return [SimRequest(0.0, 32, real, expected_tokens=asked) for asked, real in pairs]
 
 
 def short_p50(e2e: list[tuple[int, float]]) -> float:
@@ -69,10 +61,10 @@ def short_p50(e2e: list[tuple[int, float]]) -> float:
 
 def vtime_p2(seed: int, natural: bool) -> dict[str, float]:
     pairs = p2_lengths(seed, natural)
-    naive = simulate_dispatch(STATIC.build_engine(), vjobs(pairs), Fixed(64, order="fifo"))
-    fair = simulate_dispatch(STATIC.build_engine(), vjobs(pairs), Auto())
+    naive = simulate(STATIC.build_engine(), vjobs(pairs), Fixed(64, order="fifo"))
+    fair = simulate(STATIC.build_engine(), vjobs(pairs), Auto())
     oracle_pairs = sorted(pairs, key=lambda p: p[1])
-    oracle = simulate_dispatch(STATIC.build_engine(), vjobs(oracle_pairs), Fixed(64, "fifo"))
+    oracle = simulate(STATIC.build_engine(), vjobs(oracle_pairs), Fixed(64, "fifo"))
     return {
         "naive_short": short_p50(_e2e(naive)),
         "fair_short": short_p50(_e2e(fair)),
@@ -82,8 +74,8 @@ def vtime_p2(seed: int, natural: bool) -> dict[str, float]:
     }
 
 
-def _e2e(run: VRun) -> list[tuple[int, float]]:
-    return [(int(j.expected_tokens or 0), run.e2e(j)) for j in run.jobs]
+def _e2e(run: SimRun) -> list[tuple[int, float]]:
+    return [(int(r.expected_tokens or 0), r.e2e or 0.0) for r in run.results]
 
 
 async def http_p2(seed: int, scale: float) -> dict[str, float]:
@@ -106,26 +98,24 @@ async def http_p2(seed: int, scale: float) -> dict[str, float]:
             out[f"{name}_short"] = short_p50(e2e) / scale  # in model seconds
             out[f"{name}_span"] = run.wall / scale
     sim = sorted(pairs, key=lambda p: p[1])
-    out["sim_oracle_span"] = simulate_dispatch(
-        STATIC.build_engine(), vjobs(sim), Fixed(64, "fifo")
-    ).makespan
+    out["sim_oracle_span"] = simulate(STATIC.build_engine(), vjobs(sim), Fixed(64, "fifo")).makespan
     return out
 
 
-def p4_jobs(seed: int, n: int) -> list[VJob]:
+def p4_jobs(seed: int, n: int) -> list[SimRequest]:
     rng = random.Random(seed)
     out = []
     for _ in range(n):
         length = min(1024, max(1, int(rng.expovariate(1 / 128))))
-        out.append(VJob(0.0, length, prompt_tokens=rng.randint(16, 256)))
+        out.append(SimRequest(0.0, rng.randint(16, 256), length))
     return out
 
 
-def goodput(run: VRun) -> float:
+def goodput(run: SimRun) -> float:
     good = sum(
-        run.traces[j.jid].output_tokens
-        for j in run.jobs
-        if j.first_token is not None and j.sent is not None and j.first_token - j.sent <= SLO_TTFT
+        len(r.token_times)
+        for r in run.results
+        if r.first_token is not None and r.sent is not None and r.first_token - r.sent <= SLO_TTFT
     )
     return good / run.makespan
 
@@ -141,15 +131,15 @@ def settle(history: list[int], lo: float, hi: float, start: int = 0) -> int | No
 def vtime_p4(seed: int, n: int) -> dict[str, float]:
     jobs = p4_jobs(seed, n)
     sweep = {
-        c: goodput(simulate_dispatch(CONT.build_engine(), jobs, Fixed(c, order="fifo")))
+        c: goodput(simulate(CONT.build_engine(), jobs, Fixed(c, order="fifo")))
         for c in (8, 16, 24, 28, 32, 36, 40, 48, 64)
     }
     best_c = max(sweep, key=lambda c: sweep[c])
     grad = Gradient(1, order="fifo")
-    g = goodput(simulate_dispatch(CONT.build_engine(), jobs, grad))
-    auto = goodput(simulate_dispatch(CONT.build_engine(), jobs, Auto(order="fifo")))
+    g = goodput(simulate(CONT.build_engine(), jobs, grad))
+    auto = goodput(simulate(CONT.build_engine(), jobs, Auto(order="fifo")))
     # capacity halved halfway through (by time of the fixed-32 run)
-    half_at = simulate_dispatch(CONT.build_engine(), jobs, Fixed(32, "fifo")).makespan / 2
+    half_at = simulate(CONT.build_engine(), jobs, Fixed(32, "fifo")).makespan / 2
     grad2 = Gradient(1, order="fifo")
     marks: list[int] = []
 
@@ -157,7 +147,7 @@ def vtime_p4(seed: int, n: int) -> dict[str, float]:
         engine.max_num_seqs = 16
         marks.append(grad2.windows)
 
-    simulate_dispatch(CONT.build_engine(), jobs, grad2, events=[(half_at, halve)])
+    simulate(CONT.build_engine(), jobs, grad2, events=[(half_at, halve)])
     again = settle(grad2.history, 12, 20, marks[0]) if marks else None
     return {
         "best_c": best_c,

@@ -16,7 +16,8 @@ import argparse
 import random
 import statistics
 
-from fairstream import ServerConfig, SimRequest, simulate
+from fairstream import ServerConfig
+from fairstream.sim import SimRequest, simulate
 
 
 def workload(n: int, seed: int) -> list[SimRequest]:

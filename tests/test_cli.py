@@ -10,8 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from fairstream import ReferenceServer, ServerConfig
-from fairstream.cli import cli
-from fairstream.server._server import config_to_args
+from fairstream._cli import cli
 
 BODY = {"model": "m1", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 3}
 
@@ -87,12 +86,12 @@ def test_every_config_field_round_trips_through_the_flags() -> None:
     def capture(config: ServerConfig) -> None:
         seen["config"] = config
 
-    import fairstream.cli as cli_mod
+    import fairstream._cli._serve as cli_mod
 
     original = cli_mod._run_server
     cli_mod._run_server = capture  # type: ignore[assignment]
     try:
-        result = CliRunner().invoke(cli, ["serve", *config_to_args(cfg)])
+        result = CliRunner().invoke(cli, ["serve", *cfg.to_args()])
     finally:
         cli_mod._run_server = original
     assert result.exit_code == 0, result.output

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from fairstream import ReferenceServer, ServerConfig, load_jsonl
-from fairstream.cli import cli
+from fairstream._cli import cli
 
 from .test_benchmarks_smoke import run_benchmark
 

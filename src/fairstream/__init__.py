@@ -1,12 +1,15 @@
 """fairstream: see how your LLM server batches concurrent streams, and stream fairly through it.
 
-Public API, re-exported here; everything in ``_``-prefixed modules is internal.
-Integrations with optional dependencies (LangChain, OpenTelemetry) import lazily.
+Public API, re-exported here; everything in ``_``-prefixed modules is internal. Public
+sub-packages: :mod:`fairstream.server` (the reference server) and :mod:`fairstream.sim`
+(virtual time). Those, the integrations with optional dependencies (LangChain,
+OpenTelemetry) and the rich terminal report are imported on first use, so
+``import fairstream`` stays light.
 """
 
 from typing import Any as _Any
 
-from ._builder import TraceBuilder, tag
+from ._builder import tag
 from ._detect import (
     REPORT_SCHEMA,
     BatchingReport,
@@ -27,47 +30,51 @@ from ._dispatch._dispatcher import Dispatcher
 from ._dispatch._gradient import Gradient
 from ._dispatch._job import Job
 from ._dispatch._policies import AIMD, Fixed, Policy, Serial, Waves
-from ._dispatch._vtime import VJob, VRun, simulate_dispatch
 from ._errors import (
+    ClosedByCaller,
+    ConnectError,
     FairstreamError,
     MissingExtraError,
     ServerError,
+    StreamAbandoned,
+    StreamEnded,
     StreamError,
     StreamProtocolError,
     TransportError,
 )
-from ._instrument import default_recorder, instrument
+from ._instrument import instrument
 from ._instrument._http import ChatStream, StreamClient
 from ._logline import LOG_DATEFMT, LOG_FORMAT, LogSink, format_line
-from ._recorder import JsonlSink, Recorder, Sink, load_jsonl
+from ._recorder import JsonlSink, Recorder, Sink, default_recorder, load_jsonl
 from ._stats import Percentiles, Summary, summarize
 from ._trace import SCHEMA, StreamTrace, Usage
 from ._version import __version__
-from .server import (
-    PRESETS,
-    CostModel,
-    ReferenceServer,
-    ServerConfig,
-    ServerHandle,
-    SimRequest,
-    SimResult,
-    SimRun,
-    simulate,
-)
 
 _LAZY = {
     "FairstreamCallbackHandler": ("fairstream._instrument._langchain", "FairstreamCallbackHandler"),
     "OtelSink": ("fairstream._otel", "OtelSink"),
+    "ReferenceServer": ("fairstream.server", "ReferenceServer"),
+    "ServerConfig": ("fairstream.server", "ServerConfig"),
+    "SimRequest": ("fairstream.sim", "SimRequest"),
+    "SimResult": ("fairstream.sim", "SimResult"),
+    "SimRun": ("fairstream.sim", "SimRun"),
+    "simulate": ("fairstream.sim", "simulate"),
 }
 
 
 def __getattr__(name: str) -> _Any:
-    """Import optional integrations on first use (they need their extras)."""
-    if name in _LAZY:
-        import importlib
+    """Import optional integrations and the server on first use; old names warn."""
+    import importlib
 
+    if name in _LAZY:
         module, attr = _LAZY[name]
         return getattr(importlib.import_module(module), attr)
+    if name in ("server", "sim"):
+        return importlib.import_module(f"fairstream.{name}")
+    from ._deprecated import DEPRECATED, deprecated
+
+    if name in DEPRECATED:
+        return deprecated(name)
     raise AttributeError(f"module 'fairstream' has no attribute {name!r}")
 
 
@@ -76,7 +83,8 @@ __all__ = [
     "Auto",
     "BatchingReport",
     "ChatStream",
-    "CostModel",
+    "ClosedByCaller",
+    "ConnectError",
     "Dispatcher",
     "Evidence",
     "FairstreamCallbackHandler",
@@ -90,7 +98,6 @@ __all__ = [
     "LogSink",
     "MissingExtraError",
     "OtelSink",
-    "PRESETS",
     "Percentiles",
     "Policy",
     "REPORT_SCHEMA",
@@ -102,22 +109,20 @@ __all__ = [
     "Serial",
     "ServerConfig",
     "ServerError",
-    "ServerHandle",
     "SimRequest",
     "SimResult",
     "SimRun",
     "Sink",
+    "StreamAbandoned",
     "StreamClient",
+    "StreamEnded",
     "StreamError",
     "StreamProtocolError",
     "StreamTrace",
     "Summary",
-    "TraceBuilder",
     "TraceFile",
     "TransportError",
     "Usage",
-    "VJob",
-    "VRun",
     "Waves",
     "__version__",
     "analyze",
@@ -132,7 +137,6 @@ __all__ = [
     "probe",
     "read_traces",
     "simulate",
-    "simulate_dispatch",
     "summarize",
     "tag",
 ]

@@ -1,5 +1,5 @@
 """``python -m fairstream`` runs the command line."""
 
-from fairstream.cli import main
+from fairstream._cli import main
 
 main()

@@ -18,7 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ._dispatch._job import CURRENT_JOB
+from ._attribution import CURRENT
 from ._trace import Outcome, StreamTrace, Usage
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ class TraceBuilder:
         self.done = False  # set once finish() has run
         self._finished_trace: StreamTrace | None = None
         # inside a dispatcher submission: queue time, first token and trace go to its job
-        job = CURRENT_JOB.get()
+        job = CURRENT.get()
         self._job = job
         self.watch = job  # cleared at the first content chunk
         if job is not None and self.enqueued is None:

@@ -1,4 +1,15 @@
-"""fairstream's exception tree: misuse apart from remote failures (httpx's habit).
+"""fairstream's exception tree, in one module: misuse apart from remote failures (httpx's habit).
+
+    FairstreamError
+    ├── MissingExtraError      an optional integration used without its extra (also ImportError)
+    ├── StreamError            a request or its stream failed; ``.trace`` has what came before
+    │   ├── TransportError     the connection failed (reset, timed out, closed)
+    │   │   └── ConnectError   ... before any answer: safe to send again
+    │   ├── ServerError        an error status or an in-band error event (``.status_code``)
+    │   └── StreamProtocolError  not a valid OpenAI stream (bad JSON, bad frame)
+    └── StreamEnded            recorded on traces only, never raised to the caller:
+        ├── ClosedByCaller     the caller closed the stream before it ended
+        └── StreamAbandoned    the stream object was dropped unfinished and unclosed
 
 The openai and LangChain wrappers re-raise the SDK's own exceptions untouched; these
 are what fairstream's own httpx client raises.
@@ -6,18 +17,25 @@ are what fairstream's own httpx client raises.
 
 from __future__ import annotations
 
+import email.utils
+import time
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from ._trace import StreamTrace
 
 __all__ = [
+    "ClosedByCaller",
+    "ConnectError",
     "FairstreamError",
     "MissingExtraError",
     "ServerError",
+    "StreamAbandoned",
+    "StreamEnded",
     "StreamError",
     "StreamProtocolError",
     "TransportError",
+    "parse_retry_after",
 ]
 
 
@@ -39,6 +57,10 @@ class TransportError(StreamError):
     """The connection failed (refused, reset, timed out)."""
 
 
+class ConnectError(TransportError):
+    """The connection could not be made (refused, connect timeout): nothing was sent."""
+
+
 class ServerError(StreamError):
     """The server answered with an error status or an in-band error event."""
 
@@ -57,6 +79,39 @@ class ServerError(StreamError):
 
 class StreamProtocolError(StreamError):
     """The server sent something that is not a valid OpenAI stream (bad JSON, bad frame)."""
+
+
+class StreamEnded(FairstreamError):
+    """How a stream ended early, as recorded on its trace (never raised to the caller)."""
+
+
+class ClosedByCaller(StreamEnded):
+    """The caller closed the stream before it ended."""
+
+    def __str__(self) -> str:
+        return "stream closed by the caller before it ended"
+
+
+class StreamAbandoned(StreamEnded):
+    """The stream object was dropped unfinished and unclosed."""
+
+    def __str__(self) -> str:
+        return "stream dropped before it ended, without close()"
+
+
+def parse_retry_after(value: object) -> float | None:
+    """Seconds from a ``Retry-After`` value: delta seconds or an HTTP date; None if neither."""
+    if value is None or value == "":
+        return None
+    try:
+        return max(0.0, float(value))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def require(module: str, extra: str) -> None:

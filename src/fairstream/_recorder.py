@@ -22,7 +22,7 @@ from typing import IO, Any, Protocol
 from ._builder import TraceBuilder
 from ._trace import StreamTrace
 
-__all__ = ["JsonlSink", "Recorder", "Sink", "load_jsonl"]
+__all__ = ["JsonlSink", "Recorder", "Sink", "default_recorder", "load_jsonl"]
 
 log = logging.getLogger("fairstream")
 
@@ -153,3 +153,16 @@ def _iter_jsonl(path: Path) -> Iterator[StreamTrace]:
                 yield StreamTrace.from_dict(json.loads(line))
             except (ValueError, TypeError) as exc:
                 raise ValueError(f"{path}:{n}: {exc}") from None
+
+
+_DEFAULT: Recorder | None = None
+
+
+def default_recorder() -> Recorder:
+    """The process-wide recorder used when ``instrument`` is given none (logs ``en`` lines)."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        from ._logline import LogSink
+
+        _DEFAULT = Recorder([LogSink()])
+    return _DEFAULT

@@ -11,7 +11,8 @@ import random
 from dataclasses import dataclass
 
 from fairstream import ServerConfig, StreamTrace, Usage
-from fairstream.server import CostModel, SimRequest, simulate
+from fairstream.server import CostModel
+from fairstream.sim import SimRequest, simulate
 
 
 class NoisyCost:

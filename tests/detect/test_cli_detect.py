@@ -17,7 +17,7 @@ from fairstream import (
     load_jsonl,
     plot_timeline,
 )
-from fairstream.cli import cli
+from fairstream._cli import cli
 
 from ._modes import config
 from ._simtraces import Workload, sim_traces

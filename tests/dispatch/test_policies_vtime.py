@@ -8,42 +8,33 @@ from typing import Any
 
 import pytest
 
-from fairstream import (
-    AIMD,
-    Auto,
-    Fixed,
-    Gradient,
-    Serial,
-    ServerConfig,
-    VJob,
-    Waves,
-    simulate_dispatch,
-)
+from fairstream import AIMD, Auto, Fixed, Gradient, Serial, ServerConfig, Waves
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
+from fairstream.sim import SimRequest, SimRun, simulate
 
 STATIC = ServerConfig(mode="static", batch_size=8, release="batch_end")
 CONTINUOUS = ServerConfig(mode="continuous", max_num_seqs=32)
 
 
-def mixed(n: int = 64, seed: int = 0) -> list[VJob]:
+def mixed(n: int = 64, seed: int = 0) -> list[SimRequest]:
     """Half 8-token and half 256-token requests, all at once, in random order."""
     lengths = [8, 256] * (n // 2)
     random.Random(seed).shuffle(lengths)
-    return [VJob(arrival=0.0, output_tokens=m, expected_tokens=m) for m in lengths]
+    return [SimRequest(0.0, output_tokens=m, expected_tokens=m) for m in lengths]
 
 
-def backlog(n: int, seed: int = 0) -> list[VJob]:
+def backlog(n: int, seed: int = 0) -> list[SimRequest]:
     rng = random.Random(seed)
     return [
-        VJob(arrival=0.0, output_tokens=min(1024, max(1, int(rng.expovariate(1 / 128)))))
+        SimRequest(0.0, output_tokens=min(1024, max(1, int(rng.expovariate(1 / 128)))))
         for _ in range(n)
     ]
 
 
-def max_concurrency(run: object) -> int:
-    jobs = run.jobs  # type: ignore[attr-defined]
-    events = sorted([(j.sent, 1) for j in jobs] + [(j.done, -1) for j in jobs])
+def max_concurrency(run: SimRun) -> int:
+    jobs = run.results
+    events = sorted([(j.sent, 1) for j in jobs] + [(j.end, -1) for j in jobs])
     most = cur = 0
     for _, d in events:
         cur += d
@@ -52,41 +43,41 @@ def max_concurrency(run: object) -> int:
 
 
 def test_fixed_holds_its_limit_and_sends_shortest_first() -> None:
-    run = simulate_dispatch(CONTINUOUS.build_engine(), mixed(), Fixed(4))
+    run = simulate(CONTINUOUS.build_engine(), mixed(), Fixed(4))
     assert max_concurrency(run) == 4
-    order = sorted(run.jobs, key=lambda j: j.sent or 0)
+    order = sorted(run.results, key=lambda j: j.sent or 0)
     assert [j.expected_tokens for j in order[:32]] == [8] * 32
 
 
 def test_serial_never_overlaps() -> None:
-    run = simulate_dispatch(CONTINUOUS.build_engine(), mixed(16), Serial())
+    run = simulate(CONTINUOUS.build_engine(), mixed(16), Serial())
     assert max_concurrency(run) == 1
 
 
 def test_waves_fill_batches_with_similar_lengths() -> None:
-    naive = simulate_dispatch(STATIC.build_engine(), mixed(), Fixed(64, order="fifo"))
-    waves = simulate_dispatch(STATIC.build_engine(), mixed(), Waves(8))
+    naive = simulate(STATIC.build_engine(), mixed(), Fixed(64, order="fifo"))
+    waves = simulate(STATIC.build_engine(), mixed(), Waves(8))
     starts: dict[float, list[float | None]] = {}
-    for j in waves.jobs:
+    for j in waves.results:
         starts.setdefault(round(j.first_token or 0, 6), []).append(j.expected_tokens)
     assert all(len(set(group)) == 1 for group in starts.values())  # never mixed
     assert sorted(len(g) for g in starts.values()) == [8] * 8  # always full
-    short = [j for j in waves.jobs if j.expected_tokens == 8]
-    short_naive = [j for j in naive.jobs if j.expected_tokens == 8]
-    assert statistics.median(map(waves.e2e, short)) * 10 < statistics.median(
-        map(naive.e2e, short_naive)
+    short = [j for j in waves.results if j.expected_tokens == 8]
+    short_naive = [j for j in naive.results if j.expected_tokens == 8]
+    assert statistics.median(j.e2e or 0 for j in short) * 10 < statistics.median(
+        j.e2e or 0 for j in short_naive
     )
     assert waves.makespan < naive.makespan
 
 
 def test_waves_longest_first_and_the_partial_wave_goes_first() -> None:
     jobs = mixed(60)  # 30 + 30: a partial wave is needed
-    run = simulate_dispatch(STATIC.build_engine(), jobs, Waves(8))
-    first = min(run.jobs, key=lambda j: j.sent or 0)
-    wave1 = [j for j in run.jobs if j.sent == first.sent]
+    run = simulate(STATIC.build_engine(), jobs, Waves(8))
+    first = min(run.results, key=lambda j: j.sent or 0)
+    wave1 = [j for j in run.results if j.sent == first.sent]
     assert len(wave1) == 60 % 8 and {j.expected_tokens for j in wave1} == {8}
-    longest = simulate_dispatch(STATIC.build_engine(), jobs, Waves(8, order="longest"))
-    first = min(longest.jobs, key=lambda j: j.sent or 0)
+    longest = simulate(STATIC.build_engine(), jobs, Waves(8, order="longest"))
+    first = min(longest.results, key=lambda j: j.sent or 0)
     assert first.expected_tokens == 256
 
 
@@ -96,9 +87,7 @@ def test_gradient_converges_from_one_and_follows_a_halved_capacity() -> None:
     def halve(engine: object) -> None:
         engine.max_num_seqs = 16  # type: ignore[attr-defined]
 
-    run = simulate_dispatch(
-        CONTINUOUS.build_engine(), backlog(1500), policy, events=[(90.0, halve)]
-    )
+    run = simulate(CONTINUOUS.build_engine(), backlog(1500), policy, events=[(90.0, halve)])
     hist = policy.history
     first = next(i for i, v in enumerate(hist) if 24 <= v <= 40)
     assert first < 15, hist[:20]  # windows to converge from limit 1
@@ -112,13 +101,13 @@ def test_gradient_converges_from_one_and_follows_a_halved_capacity() -> None:
 def test_aimd_backs_off_on_overload_and_grows_on_success() -> None:
     cfg = ServerConfig(mode="continuous", max_num_seqs=4, max_waiting=2)
     policy = AIMD(start=16)
-    run = simulate_dispatch(cfg.build_engine(), backlog(200), policy)
-    assert any(not j.ok for j in run.jobs)  # 429s happened
+    run = simulate(cfg.build_engine(), backlog(200), policy)
+    assert any(not j.ok for j in run.results)  # 429s happened
     limits = [v for _, v in run.limits]
     assert min(limits) < 16
     assert policy.limit() <= 8  # it settled near what the server holds (4 + 2 waiting)
     grow = AIMD(start=2)
-    simulate_dispatch(ServerConfig(mode="continuous").build_engine(), backlog(100), grow)
+    simulate(ServerConfig(mode="continuous").build_engine(), backlog(100), grow)
     assert grow.limit() > 2
 
 
@@ -134,11 +123,11 @@ def test_aimd_backs_off_on_overload_and_grows_on_success() -> None:
 )
 def test_auto_settles_on_the_right_policy(config: ServerConfig, kind: str) -> None:
     jobs = [
-        VJob(arrival=0.0, output_tokens=n, expected_tokens=n)
+        SimRequest(0.0, output_tokens=n, expected_tokens=n)
         for n in random.Random(1).choices([8, 32, 64, 128, 256], k=96)
     ]
     policy = Auto()
-    simulate_dispatch(config.build_engine(), jobs, policy)
+    simulate(config.build_engine(), jobs, policy)
     assert policy.inner.describe().startswith(kind), policy.changes
     if kind == "waves":
         assert policy.inner.limit() == 8
@@ -190,10 +179,10 @@ class _Restarted:
 
 def test_auto_notices_a_server_restarted_with_another_scheduler() -> None:
     lengths = random.Random(3).choices([8, 32, 64, 128], k=400)
-    jobs = [VJob(arrival=0.0, output_tokens=n, expected_tokens=n) for n in lengths]
+    jobs = [SimRequest(0.0, output_tokens=n, expected_tokens=n) for n in lengths]
     engine = _Restarted(STATIC.build_engine(), CONTINUOUS.build_engine(), at=20.0)
     policy = Auto()
-    simulate_dispatch(engine, jobs, policy)  # type: ignore[arg-type]
+    simulate(engine, jobs, policy)  # type: ignore[arg-type]
     kinds = [c.split(" -> ")[1].split("(")[0] for c in policy.changes if " -> " in c]
     assert "waves" in kinds, policy.changes  # the static server was recognized first
     assert policy.inner.describe().startswith("gradient"), policy.changes  # then the new one

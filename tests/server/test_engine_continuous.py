@@ -8,13 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairstream.server import (
-    ContinuousEngine,
-    CostModel,
-    SimRequest,
-    StepStarted,
-    simulate,
-)
+from fairstream.server import ContinuousEngine, CostModel, StepStarted
+from fairstream.sim import SimRequest, simulate
 
 STEP = 0.010
 FLAT = CostModel(step_ms=10.0, per_seq_ms=0.0, prefill_ms_per_token=0.0)

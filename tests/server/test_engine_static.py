@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fairstream.server import CostModel, SeqRequest, SimRequest, StaticEngine, Tokens, simulate
+from fairstream.server import CostModel, SeqRequest, StaticEngine, Tokens
+from fairstream.sim import SimRequest, simulate
 
 STEP = 0.010  # 10 ms per step, nothing else
 FLAT = CostModel(step_ms=10.0, per_seq_ms=0.0, prefill_ms_per_token=0.0)

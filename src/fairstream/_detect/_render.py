@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from ._report import BatchingReport
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["print_report"]
 
@@ -13,7 +15,10 @@ _STYLE = {"static": "bold red", "continuous": "bold green", "sequential": "bold 
 
 
 def print_report(report: BatchingReport, console: Console | None = None) -> None:
-    """Print ``report`` with its evidence explained."""
+    """Print ``report`` with its evidence explained (rich is imported only here)."""
+    from rich.console import Console
+    from rich.table import Table
+
     out = console or Console()
     style = _STYLE.get(report.verdict, "bold")
     out.print(f"[{style}]verdict: {report.verdict}[/]  confidence {report.confidence:.2f}")

@@ -67,7 +67,7 @@ class Auto(Policy):
 
     def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
         inner = self.inner
-        if isinstance(inner, Waves) and not inner._current and self._since:
+        if isinstance(inner, Waves) and inner.between_waves and self._since:
             self._since = 0
             self.recheck()  # a wave just ended: the best moment to decide
         return self.inner.admit(queue, in_flight, now)
@@ -111,9 +111,8 @@ class Auto(Policy):
         if report.verdict == "unknown" or report.confidence < self.confidence:
             inner = self.inner
             if report.batch_size_exact and isinstance(inner, Waves) and inner.grow:
-                inner.grow = False  # the server showed its batch size: stop the ramp there
-                inner.batch_size = report.batch_size or inner.batch_size
-                inner.explore_every, inner.explorers = self.explore_every, 1  # rarely now
+                # the server showed its batch size: stop the ramp there
+                inner.stop_ramp(report.batch_size or inner.batch_size, self.explore_every)
                 self._log(f"ramp stopped at the batch size the server showed: {inner.describe()}")
             return
         nxt = self._policy_for(report)

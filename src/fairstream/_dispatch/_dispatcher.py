@@ -27,14 +27,15 @@ import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
+from .._attribution import CURRENT
 from .._errors import first_error
+from .._instrument._finish import aclose, lc_finished, sdk_finished
 from .._trace import StreamTrace
 from ._core import Admission
-from ._errors import is_overload, is_retryable, retry_after
-from ._job import CURRENT_JOB, Job, JobListener
+from ._failures import is_overload, is_retryable, retry_after
+from ._job import Job, JobListener
 from ._names import make_policy
 from ._policies import Policy
-from ._streams import aclose, lc_finished, sdk_finished
 
 __all__ = ["Dispatcher"]
 
@@ -54,7 +55,7 @@ class Dispatcher(JobListener):
         max_reorder_wait: float = 60.0,
     ) -> None:
         self._policy = make_policy(policy)
-        self.admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
+        self._admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
         self.retries, self.max_retry_wait = retries, max_retry_wait
         self._admitted: dict[int, anyio.Event] = {}
         self._wake = anyio.Event()
@@ -92,15 +93,15 @@ class Dispatcher(JobListener):
 
     @property
     def queue_length(self) -> int:
-        return len(self.admission.queue)
+        return len(self._admission.queue)
 
     @property
     def in_flight(self) -> int:
-        return self.admission.in_flight
+        return self._admission.in_flight
 
     async def idle(self) -> None:
         """Wait until nothing is queued or in flight (background drains included)."""
-        while self.admission.in_flight or len(self.admission.queue):
+        while self._admission.in_flight or len(self._admission.queue):
             self._idle = anyio.Event()
             await self._idle.wait()
 
@@ -157,7 +158,7 @@ class Dispatcher(JobListener):
     ) -> AsyncIterator[Job]:
         """Hold one admitted slot for the block; instrumented calls inside report to it."""
         job = await self._acquire(expected_tokens, key, label)
-        token = CURRENT_JOB.set(job)
+        token = CURRENT.set(job)
         try:
             yield job
         except BaseException as exc:
@@ -165,26 +166,26 @@ class Dispatcher(JobListener):
             raise
         finally:
             with contextlib.suppress(ValueError):  # closed from another context (abandoned)
-                CURRENT_JOB.reset(token)
+                CURRENT.reset(token)
             self._release(job)
 
     def _failed(self, job: Job, exc: BaseException) -> None:
         """A job's work raised: mark it, and pause admission if the server was overloaded."""
         job.ok = False
         if is_overload(exc):
-            self.admission.overload(time.perf_counter(), retry_after(exc))
+            self._admission.overload(time.perf_counter(), retry_after(exc))
 
     async def _acquire(self, expected_tokens: float | None, key: Any, label: str | None) -> Job:
         if self._tg is None:
             raise RuntimeError("use 'async with Dispatcher(...) as d' before submitting")
         job = Job(key=key, label=label, expected_tokens=expected_tokens, listener=self)
         admitted = self._admitted[job.jid] = anyio.Event()
-        self.admission.enqueue(job, time.perf_counter())
+        self._admission.enqueue(job, time.perf_counter())
         self._kick()
         try:
             await admitted.wait()
         except BaseException:
-            if not self.admission.cancel(job):  # admitted meanwhile: give the slot back
+            if not self._admission.cancel(job):  # admitted meanwhile: give the slot back
                 self._release(job)
             raise
         finally:
@@ -194,9 +195,9 @@ class Dispatcher(JobListener):
     def _release(self, job: Job) -> None:
         if job.done is None:
             traces = job.traces or [_bare_trace(job)]
-            self.admission.done(job, time.perf_counter(), traces)
+            self._admission.done(job, time.perf_counter(), traces)
             self._kick()
-            if not self.admission.in_flight and not len(self.admission.queue):
+            if not self._admission.in_flight and not len(self._admission.queue):
                 self._idle.set()
 
     async def map(
@@ -298,7 +299,7 @@ class Dispatcher(JobListener):
     ) -> AsyncIterator[Any]:
         assert self._tg is not None
         job = await self._acquire(expected_tokens, key, label)
-        token = CURRENT_JOB.set(job)
+        token = CURRENT.set(job)
         inner = open_stream()
         handed_off = False
         try:
@@ -313,13 +314,13 @@ class Dispatcher(JobListener):
             raise
         finally:
             with contextlib.suppress(ValueError):
-                CURRENT_JOB.reset(token)
+                CURRENT.reset(token)
             if not handed_off:
                 await aclose(inner)
                 self._release(job)
 
     async def _drain(self, inner: AsyncIterator[Any], job: Job) -> None:
-        token = CURRENT_JOB.set(job)
+        token = CURRENT.set(job)
         try:
             async for _ in inner:
                 pass
@@ -327,10 +328,10 @@ class Dispatcher(JobListener):
             log.debug("background drain of request %s ended with an error", job.jid)
         finally:
             await aclose(inner)
-            CURRENT_JOB.reset(token)
+            CURRENT.reset(token)
             self._release(job)
 
-    async def acquire_for_trace(self, expected_tokens: Any, label: str | None) -> Job:
+    async def _acquire_for_trace(self, expected_tokens: Any, label: str | None) -> Job:
         """A slot for one routed SDK call; released when that call's trace finishes."""
         expected = float(expected_tokens) if isinstance(expected_tokens, int | float) else None
         job = await self._acquire(expected, None, label)
@@ -341,12 +342,12 @@ class Dispatcher(JobListener):
         if job.release_on_trace and job.done is None:
             job.ok = trace.outcome == "ok"
             if trace.status_code in (429, 503):
-                self.admission.overload(time.perf_counter(), None)
+                self._admission.overload(time.perf_counter(), None)
             self._release(job)
 
     # -- deciding --------------------------------------------------------------------------
     def first_token(self, job: Job, t: float) -> None:
-        self.admission.first_token(job, t)
+        self._admission.first_token(job, t)
         self._kick()
 
     def _kick(self) -> None:
@@ -357,7 +358,7 @@ class Dispatcher(JobListener):
             while True:
                 self._wake = anyio.Event()
                 now = time.perf_counter()
-                for job in self.admission.release(now):
+                for job in self._admission.release(now):
                     ev = self._admitted.get(job.jid)
                     if ev is not None:
                         ev.set()
@@ -365,7 +366,7 @@ class Dispatcher(JobListener):
                 if described != self._described and _kind(described) != _kind(self._described):
                     log.info("dispatcher policy now %s", described)
                 self._described = described
-                wake = self.admission.next_wakeup(now)
+                wake = self._admission.next_wakeup(now)
                 delay = math.inf if wake is None else max(0.0, wake - now)
                 with anyio.move_on_after(delay):
                     await self._wake.wait()

@@ -1,21 +1,20 @@
 """One submission to the dispatcher, and how instrumented calls inside it find it.
 
-Rule: while a submitted function runs, ``CURRENT_JOB`` holds its job; a ``TraceBuilder``
-created then reports its first content and its finished trace to that job, so the policy
+Rule: while a submitted function runs, ``_attribution.CURRENT`` holds its job; a trace
+started then reports its first content and its finished trace to that job, so the policy
 sees chunk-level signals whichever instrumented client the function used.
 """
 
 from __future__ import annotations
 
 import itertools
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
 
-__all__ = ["CURRENT_JOB", "Job", "JobListener"]
+__all__ = ["Job", "JobListener"]
 
 _ids = itertools.count(1)
 
@@ -58,6 +57,3 @@ class Job:
         self.traces.append(trace)
         if self.listener is not None:
             self.listener.trace_done(self, trace)
-
-
-CURRENT_JOB: ContextVar[Job | None] = ContextVar("fairstream_job", default=None)

@@ -9,6 +9,7 @@ and ``auto`` in their own modules.
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING
 
 from ._queue import FairQueue, Order, _length
@@ -20,8 +21,11 @@ if TYPE_CHECKING:
 __all__ = ["AIMD", "Fixed", "Policy", "Serial", "Waves"]
 
 
-class Policy:
-    """Base: send while fewer than :meth:`limit` are in flight, at most one per ``interval``."""
+class Policy(ABC):
+    """Base: send while fewer than :meth:`limit` are in flight, at most one per ``interval``.
+
+    A subclass must say its :meth:`limit`; every other hook has a default.
+    """
 
     name = "policy"
     order: Order = "shortest"
@@ -30,8 +34,9 @@ class Policy:
         self.interval = 0.0  # paced release: at least this long between two sends
         self._next_send = -math.inf
 
+    @abstractmethod
     def limit(self) -> int:
-        raise NotImplementedError
+        """How many of its requests may be in flight now."""
 
     def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
         """Jobs to send now, taken from ``queue``."""
@@ -217,6 +222,17 @@ class Waves(Policy):
             self._wave_max = max(_length(j) for j in jobs)
             self._explored = 0
         return jobs
+
+    @property
+    def between_waves(self) -> bool:
+        """No wave is in the server's batch now: the moment a watcher may re-decide."""
+        return not self._current
+
+    def stop_ramp(self, size: int, explore_every: int) -> None:
+        """Stop growing at ``size`` (the batch size the server showed); explore rarely now."""
+        self.grow = False
+        self.batch_size = size
+        self.explore_every, self.explorers = explore_every, 1
 
     def on_first_token(self, job: Job, now: float) -> None:
         if job.jid in self._current:

@@ -4,22 +4,11 @@ from __future__ import annotations
 
 from typing import Any, TypeVar, cast
 
-from .._recorder import Recorder
+from .._recorder import Recorder, default_recorder
 
 __all__ = ["default_recorder", "instrument"]
 
 T = TypeVar("T")
-_DEFAULT: Recorder | None = None
-
-
-def default_recorder() -> Recorder:
-    """The process-wide recorder used when ``instrument`` is given none (logs ``en`` lines)."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        from .._logline import LogSink
-
-        _DEFAULT = Recorder([LogSink()])
-    return _DEFAULT
 
 
 def instrument(

@@ -19,13 +19,21 @@ import httpx
 from httpx_sse import EventSource
 
 from .._builder import TraceBuilder
-from .._errors import ServerError, StreamError, StreamProtocolError, TransportError
-from .._recorder import Recorder
+from .._errors import (
+    ConnectError,
+    ServerError,
+    StreamError,
+    StreamProtocolError,
+    TransportError,
+    parse_retry_after,
+)
+from .._recorder import Recorder, default_recorder
 from .._trace import StreamTrace
 
 __all__ = ["ChatStream", "StreamClient"]
 
 _TIMEOUT = httpx.Timeout(30.0, read=60.0)  # read: the longest silence between two chunks
+_NOT_CONNECTED = (httpx.ConnectError, httpx.ConnectTimeout)  # nothing reached the server
 
 
 class StreamClient:
@@ -43,8 +51,6 @@ class StreamClient:
         max_connections: int = 1000,
     ) -> None:
         if recorder is None:
-            from . import default_recorder
-
             recorder = default_recorder()
         self.base_url = base_url.rstrip("/")
         self.recorder = recorder
@@ -131,7 +137,8 @@ class ChatStream:
         try:
             response = await self._http.send(request, stream=True)
         except httpx.HTTPError as exc:
-            raise self._fail(TransportError(f"{type(exc).__name__}: {exc}")) from exc
+            kind = ConnectError if isinstance(exc, _NOT_CONNECTED) else TransportError
+            raise self._fail(kind(f"{type(exc).__name__}: {exc}")) from exc
         except BaseException as exc:
             b.finish(error=exc)
             raise
@@ -143,7 +150,7 @@ class ChatStream:
             finally:
                 await self._close()
             err = _server_error(response.status_code, body)
-            err.retry_after = _seconds(response.headers.get("retry-after"))
+            err.retry_after = parse_retry_after(response.headers.get("retry-after"))
             raise self._fail(err)
         self._events = EventSource(response).aiter_sse()
         return self
@@ -237,10 +244,3 @@ def _server_error(status: int | None, body: bytes) -> ServerError:
         parsed, message = body[:500].decode("utf-8", "replace"), "server error"
     where = f"HTTP {status}" if status else "in-band error"
     return ServerError(f"{where}: {message}", status, parsed)
-
-
-def _seconds(value: str | None) -> float | None:
-    try:
-        return None if value is None else max(0.0, float(value))
-    except ValueError:
-        return None

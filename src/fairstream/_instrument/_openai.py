@@ -23,8 +23,9 @@ from typing import Any
 
 import anyio
 
+from .._attribution import CURRENT
 from .._builder import TraceBuilder
-from .._dispatch._job import CURRENT_JOB
+from .._errors import ClosedByCaller, StreamAbandoned
 from .._recorder import Recorder
 from ._stamp import stamp_response
 
@@ -155,15 +156,15 @@ class TracedCompletions(_Forward):
 
     async def create(self, **kwargs: Any) -> Any:
         st = self._settings
-        if st.dispatcher is not None and CURRENT_JOB.get() is None:
+        if st.dispatcher is not None and CURRENT.get() is None:
             # routed: wait for a slot; the slot is given back when this call's trace ends
             max_tokens = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
-            job = await st.dispatcher.acquire_for_trace(max_tokens, st.label)
-            token = CURRENT_JOB.set(job)
+            job = await st.dispatcher._acquire_for_trace(max_tokens, st.label)
+            token = CURRENT.set(job)
             try:
                 builder = self.begin(kwargs)
             finally:
-                CURRENT_JOB.reset(token)
+                CURRENT.reset(token)
         else:
             builder = self.begin(kwargs)
         result = await _call(builder, self._inner.create, kwargs)
@@ -422,17 +423,3 @@ class _TracedEvents(_Finishing, _Forward):
             arrivals = self._arrivals
             record_chunk(self._builder, event.chunk, arrivals.popleft() if arrivals else None)
         return event
-
-
-class ClosedByCaller(Exception):
-    """The caller closed the stream before it ended."""
-
-    def __str__(self) -> str:
-        return "stream closed by the caller before it ended"
-
-
-class StreamAbandoned(Exception):
-    """The stream object was dropped unfinished and unclosed."""
-
-    def __str__(self) -> str:
-        return "stream dropped before it ended, without close()"

@@ -1,10 +1,13 @@
-"""The embedded reference server: sans-IO scheduling engines and their two drivers."""
+"""The embedded reference server: sans-IO scheduling engines and the real-time HTTP driver.
+
+Public sub-package (``from fairstream.server import ...``); the virtual-time driver is
+:mod:`fairstream.sim`. Nothing in the client library imports it.
+"""
 
 from ._config import Mode, ServerConfig
 from ._continuous import ContinuousEngine
 from ._costmodel import PRESETS, CostModel, Preset
 from ._server import ReferenceServer, ServerHandle
-from ._sim import SimRequest, SimResult, SimRun, simulate
 from ._static import StaticEngine
 from ._types import (
     Admitted,
@@ -36,11 +39,7 @@ __all__ = [
     "SeqRequest",
     "ServerConfig",
     "ServerHandle",
-    "SimRequest",
-    "SimResult",
-    "SimRun",
     "StaticEngine",
     "StepStarted",
     "Tokens",
-    "simulate",
 ]

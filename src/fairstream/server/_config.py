@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from ._continuous import ContinuousEngine
@@ -11,52 +11,85 @@ from ._lengths import Distribution, OutputLengths
 from ._static import StaticEngine
 from ._types import Engine
 
-__all__ = ["Mode", "ServerConfig"]
+__all__ = ["Mode", "ServerConfig", "flag"]
 
 Mode = Literal["static", "continuous", "sequential"]
+
+
+def _opt(default: Any, help: str) -> Any:
+    """A field whose help text is the ``fairstream serve`` option's (written once, here)."""
+    return field(default=default, metadata={"help": help})
+
+
+def flag(name: str) -> str:
+    """The ``fairstream serve`` option of a field: ``batch_size`` -> ``--batch-size``."""
+    return "--" + name.replace("_", "-")
 
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
     """Everything the reference server can be told; defaults are a vLLM-like 7B server."""
 
-    mode: Mode = "continuous"
-    release: Literal["batch_end", "stream"] = "batch_end"
-    batch_size: int = 8
-    batch_timeout_ms: float = 50.0
-    max_num_seqs: int = 256
-    max_num_batched_tokens: int = 8192
-    chunked_prefill: bool = True
-    prefill_priority: bool | None = None  # None: what the preset says
-    kv_tokens: int | None = None
-    preset: str = "default-7b"
-    step_ms: float | None = None
-    per_seq_ms: float | None = None
-    prefill_ms_per_token: float | None = None
-    time_scale: float = 1.0
-    seed: int = 0
-    output_mean: float = 128.0
-    output_distribution: Distribution = "exponential"
-    max_tokens_cap: int = 4096
-    max_model_len: int = 32768
-    tokens_per_chunk: int = 1
-    faults: str = ""  # failure injection, e.g. "disconnect_mid:at=3,after=5" (see _faults.py)
-    done_delay_ms: float = 0.0  # hold [DONE] this long after the finish chunk (model ms)
-    honor_ignore_eos: bool = True  # False: behave like servers that ignore vLLM's ignore_eos
-    role_chunk_on_admission: bool = False  # OpenAI's habit; vLLM sends it with the first token
-    record_emissions: bool = False  # keep chunk write times, served on GET /debug/emissions
-    model: str = "fairstream-ref"
-    api_key: str | None = None
-    host: str = "127.0.0.1"
-    allow_public: bool = False  # binding anything but loopback must be asked for explicitly
-    port: int = 0
-    max_waiting: int = 4096
-    retry_after_s: float = 1.0  # the Retry-After of a 429 (queue full)
-    max_connections: int = 8192
-    max_body_bytes: int = 1 << 20
-    max_header_bytes: int = 16 << 10
-    idle_timeout_s: float = 30.0
-    write_buffer_limit: int = 4 << 20
+    mode: Mode = _opt("continuous", "How the server batches.")
+    release: Literal["batch_end", "stream"] = _opt(
+        "batch_end",
+        "Static mode: when a finished member's stream ends (batch_end = with the batch).",
+    )
+    batch_size: int = _opt(8, "Static mode: requests per batch.")
+    batch_timeout_ms: float = _opt(50.0, "Static mode: wait this long for a batch to fill.")
+    max_num_seqs: int = _opt(256, "Continuous mode: most sequences running at once.")
+    max_num_batched_tokens: int = _opt(8192, "Continuous mode: token budget of one step.")
+    chunked_prefill: bool = _opt(True, "Continuous mode: split long prompts over steps.")
+    prefill_priority: bool | None = _opt(
+        None, "Continuous mode: prefill-only steps while requests wait (stalls decodes)."
+    )
+    kv_tokens: int | None = _opt(
+        None, "Continuous mode: KV-cache size in tokens (preemption by recompute beyond it)."
+    )
+    preset: str = _opt("default-7b", f"Cost model preset: {', '.join(PRESETS)}.")
+    step_ms: float | None = _opt(None, "Cost model: fixed milliseconds per step (a).")
+    per_seq_ms: float | None = _opt(None, "Cost model: milliseconds per decoding sequence (b).")
+    prefill_ms_per_token: float | None = _opt(
+        None, "Cost model: milliseconds per prefill token (c)."
+    )
+    time_scale: float = _opt(1.0, "Multiply every model time by this (0.05 runs 20x faster).")
+    seed: int = _opt(0, "Seed of the output-length distribution.")
+    output_mean: float = _opt(128.0, "Mean output length when the request does not force one.")
+    output_distribution: Distribution = _opt("exponential", "Output-length distribution.")
+    max_tokens_cap: int = _opt(4096, "Largest max_tokens accepted (400 above).")
+    max_model_len: int = _opt(32768, "Context length: prompt plus max_tokens.")
+    tokens_per_chunk: int = _opt(1, "Tokens coalesced into one SSE chunk.")
+    faults: str = _opt(
+        "", "Failure injection, e.g. 'disconnect_mid:at=3,after=5;status_429:rate=0.1'."
+    )
+    done_delay_ms: float = _opt(
+        0.0, "Hold [DONE] this long after the finish chunk (a slow-to-close server)."
+    )
+    honor_ignore_eos: bool = _opt(
+        True, "Obey vLLM's ignore_eos (off: act like servers that ignore it)."
+    )
+    role_chunk_on_admission: bool = _opt(
+        False, "Send the role chunk when prefill starts, not with the first token."
+    )
+    record_emissions: bool = _opt(
+        False, "Keep each chunk's write time (CLOCK_MONOTONIC) at /debug/emissions."
+    )
+    model: str = _opt("fairstream-ref", "Model name the server answers to.")
+    api_key: str | None = _opt(None, "Require this bearer key on /v1 routes.")
+    host: str = _opt(
+        "127.0.0.1", "Address to bind (loopback by default; others need --allow-public)."
+    )
+    allow_public: bool = _opt(
+        False, "Allow binding a non-loopback address (the server has no real security)."
+    )
+    port: int = _opt(0, "Port to bind (0 picks a free one).")
+    max_waiting: int = _opt(4096, "Waiting-queue cap (429 beyond).")
+    retry_after_s: float = _opt(1.0, "Retry-After seconds sent with a 429.")
+    max_connections: int = _opt(8192, "Open-connection cap (503 beyond).")
+    max_body_bytes: int = _opt(1 << 20, "Request body cap (413 beyond).")
+    max_header_bytes: int = _opt(16 << 10, "Request header cap.")
+    idle_timeout_s: float = _opt(30.0, "Close connections idle (or half-sent) this long.")
+    write_buffer_limit: int = _opt(4 << 20, "Drop a client that leaves this many bytes unread.")
 
     def __post_init__(self) -> None:
         if self.mode not in ("static", "continuous", "sequential"):
@@ -78,6 +111,20 @@ class ServerConfig:
         from ._faults import parse_faults
 
         parse_faults(self.faults)  # a bad fault spec fails here, not on the first request
+
+    def to_args(self) -> list[str]:
+        """The ``fairstream serve`` options that reproduce this config (defaults left out)."""
+        default = ServerConfig()
+        args: list[str] = []
+        for f in fields(ServerConfig):
+            value = getattr(self, f.name)
+            if value == getattr(default, f.name):
+                continue
+            if isinstance(value, bool):
+                args.append(flag(f.name) if value else "--no-" + flag(f.name)[2:])
+            else:
+                args += [flag(f.name), str(value)]
+        return args
 
     def with_(self, **changes: Any) -> ServerConfig:
         """A copy with some fields changed (validated again)."""

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from dataclasses import fields
 from types import TracebackType
 from typing import Any
 
@@ -178,7 +177,7 @@ class ReferenceServer:
     ) -> Iterator[ServerHandle]:
         """Run ``fairstream serve`` in a child process; yields once it is listening."""
         cfg = (config or ServerConfig()).with_(**overrides)
-        argv = [sys.executable, "-m", "fairstream", "serve", *config_to_args(cfg)]
+        argv = [sys.executable, "-m", "fairstream", "serve", *cfg.to_args()]
         proc = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
@@ -220,19 +219,3 @@ class ServerHandle:
 
     def __repr__(self) -> str:
         return f"ServerHandle({self.base_url!r}, pid={self.pid})"
-
-
-def config_to_args(cfg: ServerConfig) -> list[str]:
-    """The ``fairstream serve`` flags that reproduce ``cfg`` (defaults left out)."""
-    default = ServerConfig()
-    args: list[str] = []
-    for f in fields(ServerConfig):
-        value = getattr(cfg, f.name)
-        if value == getattr(default, f.name):
-            continue
-        flag = "--" + f.name.replace("_", "-")
-        if isinstance(value, bool):
-            args.append(flag if value else "--no-" + f.name.replace("_", "-"))
-        else:
-            args += [flag, str(value)]
-    return args

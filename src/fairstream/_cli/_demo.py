@@ -9,23 +9,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import statistics
 import time
 from dataclasses import dataclass
 from typing import Any
 
+import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .._detect import analyze, ascii_timeline, print_report
+from .._logline import LOG_DATEFMT, Lang, format_line
+from ..server import ServerConfig
+from ..server._server import ReferenceServer
 from ._bench._run import RunResult, run_workload
 from ._bench._workload import RequestSpec, make_workload
-from ._detect import analyze, ascii_timeline, print_report
-from ._logline import LOG_DATEFMT, Lang, format_line
-from .server import ServerConfig
-from .server._server import ReferenceServer
 
-__all__ = ["DemoRow", "run_demo"]
+__all__ = ["DemoRow", "demo_cmd", "run_demo"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,3 +161,11 @@ async def _run(
             policy=policy,
             progress=lambda: progress.advance(task),
         )
+
+
+@click.command("demo")
+@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True)
+@click.option("--quick", is_flag=True, help="A smaller workload (for tests and slow machines).")
+def demo_cmd(lang: str, quick: bool) -> None:
+    """See the seed's phenomenon on the embedded server, detected and cured (no network)."""
+    asyncio.run(run_demo(lang=lang, quick=quick))  # type: ignore[arg-type]

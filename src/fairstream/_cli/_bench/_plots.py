@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .._errors import require
+from ..._errors import require
 
 __all__ = ["plot_sweep"]
 

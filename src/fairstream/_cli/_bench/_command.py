@@ -1,4 +1,4 @@
-"""``fairstream demo`` and ``fairstream bench``: the demo and the load generator."""
+"""``fairstream bench``: the load generator's command line."""
 
 from __future__ import annotations
 
@@ -10,25 +10,15 @@ from typing import Any
 import click
 from rich.console import Console
 
-from ._bench._plots import plot_sweep
-from ._bench._results import compare_table, results_json, summary_table
-from ._bench._run import RunResult, run_workload
-from ._bench._workload import load_workload, make_workload
-from ._detect import analyze, plot_timeline
-from ._errors import FairstreamError, MissingExtraError
-from ._recorder import JsonlSink, Recorder
+from ..._detect import analyze, plot_timeline
+from ..._errors import FairstreamError, MissingExtraError
+from ..._recorder import JsonlSink, Recorder
+from ._plots import plot_sweep
+from ._results import compare_table, results_json, summary_table
+from ._run import RunResult, run_workload
+from ._workload import load_workload, make_workload
 
-__all__ = ["bench_cmd", "demo_cmd"]
-
-
-@click.command("demo")
-@click.option("--lang", type=click.Choice(["en", "zh"]), default="en", show_default=True)
-@click.option("--quick", is_flag=True, help="A smaller workload (for tests and slow machines).")
-def demo_cmd(lang: str, quick: bool) -> None:
-    """See the seed's phenomenon on the embedded server, detected and cured (no network)."""
-    from ._demo import run_demo
-
-    asyncio.run(run_demo(lang=lang, quick=quick))  # type: ignore[arg-type]
+__all__ = ["bench_cmd"]
 
 
 POLICIES = ("naive", "fixed", "auto", "waves", "gradient")

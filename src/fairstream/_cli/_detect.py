@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from ._detect import (
+from .._detect import (
     BatchingReport,
     Evidence,
     analyze,
@@ -24,9 +24,9 @@ from ._detect import (
     probe,
     read_traces,
 )
-from ._errors import FairstreamError
-from ._recorder import JsonlSink, Recorder
-from ._trace import StreamTrace
+from .._errors import FairstreamError
+from .._recorder import JsonlSink, Recorder
+from .._trace import StreamTrace
 
 __all__ = ["analyze_cmd", "probe_cmd"]
 

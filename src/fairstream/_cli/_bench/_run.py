@@ -17,12 +17,12 @@ from typing import Any
 
 import anyio
 
-from .._dispatch._dispatcher import Dispatcher
-from .._dispatch._policies import Policy
-from .._errors import FairstreamError
-from .._instrument._http import StreamClient
-from .._recorder import Recorder
-from .._trace import StreamTrace
+from ..._dispatch._dispatcher import Dispatcher
+from ..._dispatch._policies import Policy
+from ..._errors import FairstreamError
+from ..._instrument._http import StreamClient
+from ..._recorder import Recorder
+from ..._trace import StreamTrace
 from ._workload import RequestSpec
 
 __all__ = ["RunResult", "run_workload"]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import email.utils
-import time
+import sys
 from typing import Any
 
 import httpx
 
-__all__ = ["is_overload", "is_retryable", "retry_after"]
+from .._errors import ConnectError, parse_retry_after
+
+__all__ = ["is_overload", "is_retryable", "retry_after", "status_of"]
 
 _OVERLOAD = (429, 503)
 
@@ -26,32 +27,28 @@ def is_overload(exc: BaseException) -> bool:
     return status_of(exc) in _OVERLOAD
 
 
+def _connect_errors() -> tuple[type[BaseException], ...]:
+    """Exceptions meaning 'no connection was made': ours, httpx's, and (when loaded) the
+    openai SDK's and httpx2's. Optional packages are looked up, never imported here."""
+    kinds: list[type[BaseException]] = [ConnectError, httpx.ConnectError, httpx.ConnectTimeout]
+    openai = sys.modules.get("openai")
+    if openai is not None:  # APITimeoutError is an APIConnectionError
+        kinds.append(openai.APIConnectionError)
+    httpx2 = sys.modules.get("httpx2")
+    if httpx2 is not None:
+        kinds += [httpx2.ConnectError, httpx2.ConnectTimeout]
+    return tuple(kinds)
+
+
 def is_retryable(exc: BaseException) -> bool:
     """Overload or a connection that failed before any answer: safe to send again."""
-    if is_overload(exc):
-        return True
-    name = type(exc).__name__
-    if name in ("APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout"):
-        return True
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        return True
-    from .._errors import TransportError
-
-    return isinstance(exc, TransportError) and "Connect" in str(exc)
+    return is_overload(exc) or isinstance(exc, _connect_errors())
 
 
 def retry_after(exc: BaseException) -> float | None:
     """Seconds from a ``Retry-After`` header (delta or HTTP date) on the error, if any."""
     headers: Any = getattr(getattr(exc, "response", None), "headers", None)
-    value = None
-    if headers is not None:
-        value = headers.get("retry-after")
+    value = headers.get("retry-after") if headers is not None else None
     if value is None:
         value = getattr(exc, "retry_after", None)
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except (TypeError, ValueError):
-        parsed = email.utils.parsedate_to_datetime(str(value)) if value else None
-        return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
+    return parse_retry_after(value)

@@ -1,4 +1,4 @@
-"""How the streaming helpers tell a finished answer, and close a stream without waiting."""
+"""How each client family marks a finished answer, and closing a stream without waiting."""
 
 from __future__ import annotations
 

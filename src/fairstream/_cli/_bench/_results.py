@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .._stats import Percentiles, summarize
+from ..._stats import Percentiles, summarize
 from ._run import RunResult
 
 __all__ = ["BENCH_SCHEMA", "compare_table", "results_json", "summary_table"]
