@@ -141,12 +141,22 @@ class TraceBuilder:
         self.headers = time.perf_counter()
         self.status_code = status_code
 
-    def chunk(self, content: str | None, t: float | None = None) -> None:
-        """A chunk arrived (hot path); ``content`` is its text, if any."""
-        self._times.append(time.perf_counter() if t is None else t)
+    def record(
+        self,
+        content: str | None,
+        t: float | None = None,
+        reason: str | None = None,
+        response_id: str | None = None,
+        usage: tuple[int | None, int | None, int | None] | None = None,
+    ) -> None:
+        """One stream event (hot path): its text, if any; its finish reason, response id and
+        usage ``(prompt, completion, total)`` if it carries them. Every client path's
+        decoder (``_instrument/_decode.py``) ends here."""
+        now = time.perf_counter() if t is None else t
+        self._times.append(now)
         if content:
             if self.watch is not None:
-                self.watch.note_first_token(self._times[-1])
+                self.watch.note_first_token(now)
                 self.watch = None
             n = len(content)
             self._chars.append(n)
@@ -157,6 +167,13 @@ class TraceBuilder:
             n = 0
             self._chars.append(0)
             self._tokens.append(0)
+        if reason and self.finish_reason is None:
+            self.finish_reason = reason
+            self.finish_chunk = now
+        if self.response_id is None:
+            self.response_id = response_id
+        if usage is not None:
+            self.chunk_usage(*usage)
         if self._debug:
             log.debug("request %s chunk at %.6f (%d chars)", self.request_id, time.time(), n)
 

@@ -29,6 +29,7 @@ from .._errors import (
 )
 from .._recorder import Recorder, default_recorder
 from .._trace import StreamTrace
+from ._decode import wire_chunk
 
 __all__ = ["ChatStream", "StreamClient"]
 
@@ -190,25 +191,7 @@ class ChatStream:
             raise self._fail(StreamProtocolError(f"chunk is not an object: {data[:200]!r}"))
         if "error" in chunk:
             raise self._fail(_server_error(None, data.encode()))
-        choices = chunk.get("choices") or ()
-        if choices:
-            choice = choices[0]
-            delta = choice.get("delta")
-            b.chunk(delta.get("content") if delta else choice.get("text"))
-            reason = choice.get("finish_reason")
-            if reason:
-                b.finish_seen(reason)
-        else:
-            b.chunk(None)
-        if b.response_id is None:
-            b.response_id = chunk.get("id")
-        usage = chunk.get("usage")
-        if usage:
-            b.chunk_usage(
-                usage.get("prompt_tokens"),
-                usage.get("completion_tokens"),
-                usage.get("total_tokens"),
-            )
+        wire_chunk(b, chunk)
         return chunk
 
     def _fail(self, err: StreamError) -> StreamError:

@@ -104,19 +104,19 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
             return  # synthetic closing chunk, never on the wire
         last[0] = chunk
         content = message.content if message is not None else token
-        builder.chunk(content if isinstance(content, str) else None)
+        text = content if isinstance(content, str) else None
         if message is None:
+            builder.record(text)
             return
-        if builder.response_id is None and message.id and not message.id.startswith("lc_run"):
-            builder.response_id = message.id
-        usage = message.usage_metadata
-        if usage:
-            builder.chunk_usage(
-                usage.get("input_tokens"), usage.get("output_tokens"), usage.get("total_tokens")
-            )
-        reason = message.response_metadata.get("finish_reason")
-        if reason:
-            builder.finish_seen(reason)
+        rid = message.id if message.id and not message.id.startswith("lc_run") else None
+        u = message.usage_metadata
+        builder.record(
+            text,
+            None,
+            message.response_metadata.get("finish_reason"),
+            rid,
+            (u.get("input_tokens"), u.get("output_tokens"), u.get("total_tokens")) if u else None,
+        )
 
     async def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
         entry = self._runs.pop(run_id, None)
