@@ -30,7 +30,8 @@ INTENDED = {
     *("ReferenceServer", "ServerConfig", "simulate", "SimRequest", "SimResult", "SimRun"),
     # the exception tree
     *("FairstreamError", "MissingExtraError", "StreamError", "TransportError", "ConnectError"),
-    *("ServerError", "StreamProtocolError", "StreamEnded", "ClosedByCaller", "StreamAbandoned"),
+    *("ServerError", "StreamProtocolError", "IncompleteStreamError", "StreamEnded"),
+    *("ClosedByCaller", "StreamAbandoned"),
     "__version__",
 }
 

@@ -1,6 +1,6 @@
 """``TraceBuilder``: the mutable side of a trace while its stream is running (the hot path).
 
-Rule 1: per chunk it does one clock read and three list appends; everything else waits
+Rule 1: per chunk it does one clock read and two list appends; everything else waits
         for :meth:`TraceBuilder.finish`.
 Rule 2: ``finish`` runs exactly once, whatever ends the stream (exhaustion, error,
         cancellation, early close); later calls return the trace already made.
@@ -62,11 +62,11 @@ class TraceBuilder:
         "_chars",
         "_continuous_usage",
         "_debug",
+        "_exact_tokens",
         "_finished_trace",
         "_job",
         "_last_completion",
         "_times",
-        "_tokens",
         "base_url",
         "client",
         "content_parts",
@@ -119,7 +119,7 @@ class TraceBuilder:
         self.status_code: int | None = None
         self.content_parts: list[str] | None = [] if recorder.keep_content else None
         self._times: list[float] = []
-        self._tokens: list[int] = []
+        self._exact_tokens: dict[int, int] = {}  # chunk index -> tokens, from usage
         self._chars: list[int] = []
         self._continuous_usage = False
         self._last_completion = 0
@@ -160,13 +160,11 @@ class TraceBuilder:
                 self.watch = None
             n = len(content)
             self._chars.append(n)
-            self._tokens.append(1)
             if self.content_parts is not None:
                 self.content_parts.append(content)
         else:
             n = 0
             self._chars.append(0)
-            self._tokens.append(0)
         if reason and self.finish_reason is None:
             self.finish_reason = reason
             self.finish_chunk = now
@@ -184,13 +182,22 @@ class TraceBuilder:
             return
         if self._chars[-1] > 0:  # usage riding on a content chunk: exact tokens per chunk
             self._continuous_usage = True
-            self._tokens[-1] = completion - self._last_completion
+            self._exact_tokens[len(self._chars) - 1] = completion - self._last_completion
             self._last_completion = completion
 
     def finish_seen(self, reason: str | None) -> None:
         if reason and self.finish_reason is None:
             self.finish_reason = reason
             self.finish_chunk = self._times[-1] if self._times else time.perf_counter()
+
+    @property
+    def chunk_count(self) -> int:
+        return len(self._times)
+
+    @property
+    def finished_trace(self) -> StreamTrace | None:
+        """The trace once :meth:`finish` has run, else None."""
+        return self._finished_trace
 
     # -- end ---------------------------------------------------------------------------------
     def finish(self, outcome: Outcome = "ok", error: BaseException | None = None) -> StreamTrace:
@@ -205,7 +212,10 @@ class TraceBuilder:
         times = tuple(t - o for t in self._times)
         content_idx = [i for i, c in enumerate(self._chars) if c]
         usage = self.usage
-        counted = sum(self._tokens)
+        # a content chunk counts one token unless usage on it said how many
+        exact = self._exact_tokens
+        tokens = tuple(exact.get(i, 1) if c else 0 for i, c in enumerate(self._chars))
+        counted = sum(tokens)
         if usage is None or usage.completion_tokens is None:
             prompt = usage.prompt_tokens if usage else None
             usage = Usage(prompt, counted, None if prompt is None else prompt + counted, True)
@@ -226,14 +236,14 @@ class TraceBuilder:
             finish_chunk=_rel(self.finish_chunk, o),
             end=end - o,
             chunk_times=times,
-            chunk_tokens=tuple(self._tokens),
+            chunk_tokens=tokens,
             chunk_chars=tuple(self._chars),
             chunk_tokens_estimated=not self._continuous_usage,
             usage=usage,
             finish_reason=self.finish_reason,
             retries=self.retries,
             outcome=outcome if error is None or outcome != "ok" else "error",
-            error_type=None if error is None else type(error).__name__,
+            error_type=None if error is None else _error_type(error),
             error_message=None if error is None else _message(error),
             status_code=self.status_code,
             wall_anchor=self.recorder.wall_anchor,
@@ -252,6 +262,12 @@ def is_cancellation(error: BaseException) -> bool:
         return True
     cls = type(error)
     return cls.__name__ == "Cancelled" and cls.__module__.startswith("trio")
+
+
+def _error_type(error: BaseException) -> str:
+    """The name a trace gives an error: its class's, or the ``trace_type`` it declares."""
+    declared = getattr(error, "trace_type", None)
+    return declared if isinstance(declared, str) else type(error).__name__
 
 
 def _rel(t: float | None, origin: float) -> float | None:

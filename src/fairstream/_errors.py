@@ -7,6 +7,7 @@
     │   │   └── ConnectError   ... before any answer: safe to send again
     │   ├── ServerError        an error status or an in-band error event (``.status_code``)
     │   └── StreamProtocolError  not a valid OpenAI stream (bad JSON, bad frame)
+    │       └── IncompleteStreamError  it ended without a finish_reason: the answer may be cut
     └── StreamEnded            recorded on traces only, never raised to the caller:
         ├── ClosedByCaller     the caller closed the stream before it ended
         └── StreamAbandoned    the stream object was dropped unfinished and unclosed
@@ -28,6 +29,7 @@ __all__ = [
     "ClosedByCaller",
     "ConnectError",
     "FairstreamError",
+    "IncompleteStreamError",
     "MissingExtraError",
     "ServerError",
     "StreamAbandoned",
@@ -79,6 +81,13 @@ class ServerError(StreamError):
 
 class StreamProtocolError(StreamError):
     """The server sent something that is not a valid OpenAI stream (bad JSON, bad frame)."""
+
+
+class IncompleteStreamError(StreamProtocolError):
+    """The stream ended (closed, or ``[DONE]``) without a ``finish_reason`` on its choice:
+    a proxy or a dying worker cut it, and the answer the caller has may be truncated."""
+
+    trace_type = "IncompleteStream"  # the trace's error_type
 
 
 class StreamEnded(FairstreamError):

@@ -61,6 +61,15 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         "langchain": {"APIError"},
     },
     "no_done": {f: {"ok"} for f in FAMILIES},
+    # cut without finish_reason, [DONE] or error. With `connection: close` framing the close
+    # is a valid end of body: the SDKs end quietly on their own, fairstream raises.
+    "cut_close": {f: {"IncompleteStreamError"} for f in FAMILIES},
+    # with chunked framing the missing terminating chunk is a transport error to every client
+    "cut_chunked": {
+        "httpx": {"TransportError"},
+        "openai": {"APIConnectionError"},
+        "langchain": {"OpenAIConnectionError", "APIConnectionError"},
+    },
 }
 MATRIX: dict[tuple[str, str], str] = {}
 
@@ -90,7 +99,9 @@ async def test_fault(kind: str, family: str) -> None:
         assert outcome in EXPECTED[kind][family], (kind, family, outcome)
         (trace,) = recorder.traces
         assert trace.outcome == ("ok" if outcome == "ok" else "error")
-        if outcome != "ok":  # LangChain re-wraps the SDK's error; the trace keeps the SDK's
+        if kind == "cut_close":
+            assert trace.error_type == "IncompleteStream"
+        elif outcome != "ok":  # LangChain re-wraps the SDK's error; the trace keeps the SDK's
             assert trace.error_type in EXPECTED[kind][family] | EXPECTED[kind]["openai"]
         chunks = len(trace.content_chunk_times)
         assert chunks == seen  # the trace has exactly the content the caller got

@@ -36,9 +36,11 @@ class FamilyClient:
         prompt: str = "hi",
         extra: dict[str, Any] | None = None,
         request_id: str | None = None,
+        into: list[str] | None = None,
     ) -> list[str]:
+        """The content pieces the caller got (also appended to ``into`` as they come)."""
         body_extra: dict[str, Any] = {"ignore_eos": True, **(extra or {})}
-        pieces: list[str] = []
+        pieces: list[str] = [] if into is None else into
         messages = [{"role": "user", "content": prompt}]
         if self.family == "openai":
             kwargs: dict[str, Any] = {}

@@ -6,7 +6,13 @@ import httpx
 import pytest
 import respx
 
-from fairstream import Recorder, ServerError, StreamClient, StreamProtocolError
+from fairstream import (
+    IncompleteStreamError,
+    Recorder,
+    ServerError,
+    StreamClient,
+    StreamProtocolError,
+)
 
 URL = "http://llm.test/v1"
 ROLE = b'data: {"id":"c1","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n'
@@ -85,3 +91,11 @@ async def test_error_status_is_a_server_error(status: int) -> None:
                         pass
     assert info.value.status_code == status
     assert rec.traces[0].status_code == status
+
+
+async def test_done_without_a_finish_reason_is_incomplete_too() -> None:
+    rec, got, error = await run(ROLE + TOKEN + TOKEN + b"data: [DONE]\n\n")
+    assert isinstance(error, IncompleteStreamError) and len(got) == 3
+    (trace,) = rec.traces
+    assert trace.outcome == "error" and trace.error_type == "IncompleteStream"
+    assert trace.chunk_chars == (0, 3, 3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, TypeVar, cast
 
 from .._recorder import Recorder, default_recorder
+from ._finish import OnIncomplete
 
 __all__ = ["default_recorder", "instrument"]
 
@@ -17,6 +18,7 @@ def instrument(
     recorder: Recorder | None = None,
     label: str | None = None,
     dispatcher: Any = None,
+    on_incomplete: OnIncomplete = "raise",
 ) -> T:
     """Wrap an ``AsyncOpenAI`` client or a LangChain chat model so every call leaves a trace.
 
@@ -25,17 +27,24 @@ def instrument(
     forwards everything and instruments ``chat.completions.create`` and
     ``completions.create``. With ``dispatcher`` every call waits for a slot of that
     :class:`~fairstream.Dispatcher` first (openai SDK clients and openai-backed models).
+
+    A stream that ends without a ``finish_reason`` (cut by a proxy or a dying worker) raises
+    :class:`~fairstream.IncompleteStreamError` after its last chunk, where the SDK would end
+    quietly; ``on_incomplete="record"`` keeps the SDK's quiet ending and only marks the
+    trace ``error`` / ``IncompleteStream``.
     """
+    if on_incomplete not in ("raise", "record"):
+        raise ValueError(f"on_incomplete must be 'raise' or 'record', not {on_incomplete!r}")
     rec = recorder or default_recorder()
     module = type(target).__module__
     if module.startswith("openai"):
         from ._openai import instrument_openai
 
-        return cast(T, instrument_openai(target, rec, label, dispatcher))
+        return cast(T, instrument_openai(target, rec, label, dispatcher, on_incomplete))
     if _is_langchain_model(target):
         from ._langchain import instrument_langchain
 
-        return cast(T, instrument_langchain(target, rec, label, dispatcher))
+        return cast(T, instrument_langchain(target, rec, label, dispatcher, on_incomplete))
     raise TypeError(
         f"don't know how to instrument {type(target).__qualname__}: expected openai.AsyncOpenAI "
         "or a LangChain BaseChatModel (for plain HTTP use fairstream.StreamClient)"

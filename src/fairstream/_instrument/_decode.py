@@ -23,8 +23,10 @@ def sdk_chunk(b: TraceBuilder, chunk: Any, t: float | None = None) -> None:
     choices = chunk.choices
     if choices:
         choice = choices[0]
-        delta = getattr(choice, "delta", None)
-        text = delta.content if delta is not None else getattr(choice, "text", None)
+        try:
+            text = choice.delta.content
+        except AttributeError:  # a legacy completions choice: no delta, a text
+            text = getattr(choice, "text", None)
         reason = choice.finish_reason
     else:
         text = reason = None

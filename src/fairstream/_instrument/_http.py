@@ -30,6 +30,7 @@ from .._errors import (
 from .._recorder import Recorder, default_recorder
 from .._trace import StreamTrace
 from ._decode import wire_chunk
+from ._finish import end_stream
 
 __all__ = ["ChatStream", "StreamClient"]
 
@@ -129,7 +130,7 @@ class ChatStream:
 
     @property
     def trace(self) -> StreamTrace | None:
-        return self._builder._finished_trace
+        return self._builder.finished_trace
 
     async def __aenter__(self) -> ChatStream:
         b = self._builder
@@ -141,7 +142,7 @@ class ChatStream:
             kind = ConnectError if isinstance(exc, _NOT_CONNECTED) else TransportError
             raise self._fail(kind(f"{type(exc).__name__}: {exc}")) from exc
         except BaseException as exc:
-            b.finish(error=exc)
+            end_stream(b, "failed", exc)
             raise
         b.mark_headers(response.status_code)
         self._response = response
@@ -167,21 +168,18 @@ class ChatStream:
             raise RuntimeError("use 'async with client.chat(...) as stream' before iterating")
         try:
             event = await self._events.__anext__()
-        except StopAsyncIteration:
-            # closed without [DONE]: complete if the finish chunk came, else an error
-            if b.finish_reason is not None:
-                b.finish()
-                raise
-            raise self._fail(StreamProtocolError("stream ended without [DONE]")) from None
+        except StopAsyncIteration:  # closed without [DONE]: complete if the finish came
+            await self._ended()
+            raise
         except httpx.HTTPError as exc:
             raise self._fail(TransportError(f"{type(exc).__name__}: {exc}")) from exc
         except BaseException as exc:
-            b.finish(error=exc)
+            end_stream(b, "failed", exc)
             await self._close()
             raise
         data = event.data
         if data == "[DONE]":
-            b.finish()
+            await self._ended()
             raise StopAsyncIteration
         try:
             chunk = json.loads(data)
@@ -194,8 +192,16 @@ class ChatStream:
         wire_chunk(b, chunk)
         return chunk
 
+    async def _ended(self) -> None:
+        """The server ended the stream: complete if its finish reason came, else raise."""
+        cut = end_stream(self._builder, "ended")
+        if cut is not None:
+            await self._close()
+            raise cut from None
+
     def _fail(self, err: StreamError) -> StreamError:
-        err.trace = self._builder.finish(error=err)
+        end_stream(self._builder, "failed", err)
+        err.trace = self._builder.finished_trace
         return err
 
     async def _close(self) -> None:
@@ -210,12 +216,7 @@ class ChatStream:
     async def __aexit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
-        b = self._builder
-        if not b.done:
-            if ev is not None:
-                b.finish(error=ev)
-            else:  # left the block early
-                b.finish("ok" if b.finish_reason else "cancelled", None)
+        end_stream(self._builder, "failed" if ev is not None else "closed", ev)
         await self._close()
 
 

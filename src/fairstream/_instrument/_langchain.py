@@ -25,7 +25,8 @@ from uuid import UUID
 from .._builder import TraceBuilder
 from .._errors import require
 from .._recorder import Recorder
-from ._openai import InstrumentedAsyncOpenAI
+from ._finish import OnIncomplete, end_stream
+from ._openai import InstrumentedAsyncOpenAI, Settings
 
 try:
     from langchain_core.callbacks import AsyncCallbackHandler
@@ -113,7 +114,7 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         builder.record(
             text,
             None,
-            message.response_metadata.get("finish_reason"),
+            _reason(message.response_metadata),
             rid,
             (u.get("input_tokens"), u.get("output_tokens"), u.get("total_tokens")) if u else None,
         )
@@ -125,13 +126,20 @@ class FairstreamCallbackHandler(AsyncCallbackHandler):
         builder = entry[0]
         if builder.usage is None:
             _usage_from_result(builder, response)
+        # LangChain says the run ended. Models on this path (any provider) need not report
+        # a finish reason, so its absence proves no cut here: the run is complete.
         builder.finish()
 
     async def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         entry = self._runs.pop(run_id, None)
         if entry is not None:
             entry[0].status_code = getattr(error, "status_code", None)
-            entry[0].finish(error=error)
+            end_stream(entry[0], "failed", error)
+
+
+def _reason(meta: dict[str, Any]) -> str | None:
+    """The finish reason under the name each provider's LangChain model gives it."""
+    return meta.get("finish_reason") or meta.get("stop_reason") or meta.get("done_reason")
 
 
 def _usage_from_result(builder: TraceBuilder, response: LLMResult) -> None:
@@ -151,7 +159,11 @@ def _usage_from_result(builder: TraceBuilder, response: LLMResult) -> None:
 
 
 def instrument_langchain(
-    llm: Any, recorder: Recorder, label: str | None, dispatcher: Any = None
+    llm: Any,
+    recorder: Recorder,
+    label: str | None,
+    dispatcher: Any = None,
+    on_incomplete: OnIncomplete = "raise",
 ) -> Any:
     """A copy of ``llm`` (same class) that reports every run to ``recorder``."""
     base_url = getattr(llm, "openai_api_base", None) or getattr(llm, "base_url", None)
@@ -167,9 +179,15 @@ def instrument_langchain(
     )
     if sdk_traced:
         # LangChain asks for the usage chunk itself (stream_usage), so we never add it
-        traced = InstrumentedAsyncOpenAI(
-            root, recorder, label, family="langchain", ask_usage=False, dispatcher=dispatcher
+        settings = Settings(
+            recorder,
+            label,
+            family="langchain",
+            ask_usage=False,
+            dispatcher=dispatcher,
+            on_incomplete=on_incomplete,
         )
+        traced = InstrumentedAsyncOpenAI(root, settings)
         update["root_async_client"] = traced
         update["async_client"] = traced.chat.completions
     elif dispatcher is not None:

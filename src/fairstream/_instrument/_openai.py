@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
@@ -27,9 +27,9 @@ import anyio
 
 from .._attribution import CURRENT
 from .._builder import TraceBuilder
-from .._errors import ClosedByCaller, StreamAbandoned
 from .._recorder import Recorder
 from ._decode import sdk_chunk
+from ._finish import OnIncomplete, end_stream
 from ._stamp import stamp_response
 
 __all__ = [
@@ -50,45 +50,40 @@ class _Forward:
 
 
 def instrument_openai(
-    client: Any, recorder: Recorder, label: str | None, dispatcher: Any = None
+    client: Any,
+    recorder: Recorder,
+    label: str | None,
+    dispatcher: Any = None,
+    on_incomplete: OnIncomplete = "raise",
 ) -> Any:
     if not hasattr(client, "chat") or not hasattr(client, "base_url"):
         raise TypeError(f"{type(client).__qualname__} is not an openai client")
     if not type(client).__name__.startswith("Async"):
         raise TypeError("fairstream instruments openai.AsyncOpenAI (the async client)")
-    return InstrumentedAsyncOpenAI(client, recorder, label, dispatcher=dispatcher)
+    settings = Settings(recorder, label, dispatcher=dispatcher, on_incomplete=on_incomplete)
+    return InstrumentedAsyncOpenAI(client, settings)
 
 
 @dataclass(frozen=True, slots=True)
-class _Settings:
+class Settings:
     """What every traced call of one instrumented client shares."""
 
     recorder: Recorder
     label: str | None
-    base_url: str | None
     family: str = "openai"  # the client family named in traces
     ask_usage: bool = True  # add include_usage to streams that do not say
     dispatcher: Any = None  # route every call through this Dispatcher
+    on_incomplete: OnIncomplete = "raise"  # a stream cut without finish_reason: raise or record
+    base_url: str | None = None  # filled in from the client
 
 
 class InstrumentedAsyncOpenAI(_Forward):
     """``AsyncOpenAI`` with its completion calls traced (see the module docstring)."""
 
-    def __init__(
-        self,
-        client: Any,
-        recorder: Recorder,
-        label: str | None,
-        *,
-        family: str = "openai",
-        ask_usage: bool = True,
-        dispatcher: Any = None,
-    ) -> None:
+    def __init__(self, client: Any, settings: Settings) -> None:
         self._inner = client
-        self.fairstream_recorder = recorder
-        self._settings = _Settings(
-            recorder, label, str(client.base_url).rstrip("/"), family, ask_usage, dispatcher
-        )
+        self.fairstream_recorder = settings.recorder
+        self._settings = replace(settings, base_url=str(client.base_url).rstrip("/"))
         self.chat = _Namespace(
             client.chat, completions=TracedCompletions(client.chat.completions, self._settings)
         )
@@ -108,15 +103,7 @@ class InstrumentedAsyncOpenAI(_Forward):
         return _Namespace(beta, chat=_Namespace(beta.chat, completions=stream))
 
     def with_options(self, **options: Any) -> InstrumentedAsyncOpenAI:
-        st = self._settings
-        return InstrumentedAsyncOpenAI(
-            self._inner.with_options(**options),
-            st.recorder,
-            st.label,
-            family=st.family,
-            ask_usage=st.ask_usage,
-            dispatcher=st.dispatcher,
-        )
+        return InstrumentedAsyncOpenAI(self._inner.with_options(**options), self._settings)
 
     async def __aenter__(self) -> InstrumentedAsyncOpenAI:
         await self._inner.__aenter__()
@@ -137,7 +124,7 @@ class _Namespace(_Forward):
 class TracedCompletions(_Forward):
     """Stands in for the SDK's ``chat.completions`` (or ``completions``): calls traced."""
 
-    def __init__(self, completions: Any, settings: _Settings) -> None:
+    def __init__(self, completions: Any, settings: Settings) -> None:
         self._inner = completions
         self._settings = settings
 
@@ -176,7 +163,7 @@ class TracedCompletions(_Forward):
         builder = await self.begin_routed(kwargs)
         result = await _call(builder, self._inner.create, kwargs)
         if kwargs.get("stream"):
-            return InstrumentedStream(result, builder)
+            return InstrumentedStream(result, builder, self._settings.on_incomplete)
         return _whole(builder, result)
 
     async def parse(self, **kwargs: Any) -> Any:
@@ -203,7 +190,8 @@ class _TracedRaw(_Forward):
         builder = await self._owner.begin_routed(kwargs)
         raw = await _call(builder, self._inner.create, kwargs)
         if kwargs.get("stream"):
-            return _RawWith(raw, InstrumentedStream(raw.parse(), builder))
+            stream = InstrumentedStream(raw.parse(), builder, self._owner._settings.on_incomplete)
+            return _RawWith(raw, stream)
         _whole(builder, raw.parse())
         return raw
 
@@ -256,18 +244,29 @@ class _Finishing:
     _inner: Any
     _builder: TraceBuilder
     _closed: bool
+    _on_incomplete: OnIncomplete
 
     async def _pull(self) -> Any:
         """The inner stream's next item; its end or failure finishes the trace."""
         try:
             return await self._inner.__anext__()
         except StopAsyncIteration:
-            self._builder.finish()
+            await self._ended()
             raise
         except BaseException as exc:
-            self._builder.finish(error=exc)
-            await self._close_quietly()
+            await self._failed(exc)
             raise
+
+    async def _ended(self) -> None:
+        """The server ended the stream: complete, or incomplete (then raised, by default)."""
+        cut = end_stream(self._builder, "ended", on_incomplete=self._on_incomplete)
+        if cut is not None:
+            await self._close_quietly()
+            raise cut from None
+
+    async def _failed(self, exc: BaseException) -> None:
+        end_stream(self._builder, "failed", exc)
+        await self._close_quietly()
 
     async def _close_quietly(self) -> None:
         """Close the inner stream's connection, even while being cancelled."""
@@ -282,27 +281,25 @@ class _Finishing:
     @property
     def trace(self) -> Any:
         """The finished trace, or None while the stream runs."""
-        return self._builder._finished_trace
+        return self._builder.finished_trace
 
     def _end_early(self) -> None:
-        if not self._builder.done:
-            if self._builder.finish_reason:
-                self._builder.finish("ok")
-            else:
-                self._builder.finish("cancelled", ClosedByCaller())
+        end_stream(self._builder, "closed")
 
     def __del__(self) -> None:
-        if not self._builder.done:
-            self._builder.finish("cancelled", StreamAbandoned())
+        end_stream(self._builder, "abandoned")
 
 
 class InstrumentedStream(_Finishing, _Forward):
     """The SDK's ``AsyncStream``, with every chunk stamped on arrival."""
 
-    def __init__(self, stream: Any, builder: TraceBuilder) -> None:
+    def __init__(
+        self, stream: Any, builder: TraceBuilder, on_incomplete: OnIncomplete = "raise"
+    ) -> None:
         self._inner = stream
         self._builder = builder
         self._closed = False
+        self._on_incomplete = on_incomplete
         self._arrivals = stamp_response(getattr(stream, "response", None))
 
     def __aiter__(self) -> InstrumentedStream:
@@ -314,11 +311,10 @@ class InstrumentedStream(_Finishing, _Forward):
         try:
             chunk = await self._inner.__anext__()
         except StopAsyncIteration:
-            b.finish()
+            await self._ended()
             raise
         except BaseException as exc:
-            b.finish(error=exc)
-            await self._close_quietly()
+            await self._failed(exc)
             raise
         arrivals = self._arrivals
         sdk_chunk(b, chunk, arrivals.popleft() if arrivals else None)
@@ -335,8 +331,8 @@ class InstrumentedStream(_Finishing, _Forward):
     async def __aexit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if ev is not None and not self._builder.done:
-            self._builder.finish(error=ev)
+        if ev is not None:
+            end_stream(self._builder, "failed", ev)
         await self.close()
 
 
@@ -370,28 +366,25 @@ class _TracedStreamManager(_Forward):
             self._builder.finish(error=exc)
             raise
         self._builder.mark_headers(200)
-        return _TracedEvents(stream, self._builder)
+        return _TracedEvents(stream, self._builder, self._traced._settings.on_incomplete)
 
     async def __aexit__(self, *exc: Any) -> Any:
         ev = exc[1] if len(exc) > 1 else None
-        b = self._builder
-        if b is not None and not b.done:
-            if ev is not None:
-                b.finish(error=ev)
-            elif b.finish_reason:
-                b.finish("ok")
-            else:
-                b.finish("cancelled", ClosedByCaller())
+        if self._builder is not None:
+            end_stream(self._builder, "failed" if ev is not None else "closed", ev)
         return await self._inner.__aexit__(*exc)
 
 
 class _TracedEvents(_Finishing, _Forward):
     """The SDK's event stream; ``chunk`` events are recorded."""
 
-    def __init__(self, stream: Any, builder: TraceBuilder) -> None:
+    def __init__(
+        self, stream: Any, builder: TraceBuilder, on_incomplete: OnIncomplete = "raise"
+    ) -> None:
         self._inner = stream
         self._builder = builder
         self._closed = False
+        self._on_incomplete = on_incomplete
         raw = getattr(stream, "_raw_stream", None)
         self._arrivals = stamp_response(getattr(raw, "response", None))
 

@@ -19,7 +19,7 @@ from typing import Any
 from ._http import Exchange
 from ._wire import DONE, error_json
 
-__all__ = ["KINDS", "Fault", "FaultPlan", "FaultyExchange", "parse_faults"]
+__all__ = ["CUTS", "KINDS", "MID_STREAM", "Fault", "FaultPlan", "FaultyExchange", "parse_faults"]
 
 KINDS = (
     "disconnect_before_headers",  # the connection drops, no response at all
@@ -31,8 +31,12 @@ KINDS = (
     "stall",  # no bytes for `seconds` after `after` chunks, then the rest
     "inband_error",  # `data: {"error": ...}` then [DONE] after `after` chunks
     "no_done",  # the stream ends cleanly but without data: [DONE]
+    "cut_close",  # `connection: close` framing; the body ends (FIN) after `after` chunks
+    "cut_chunked",  # chunked framing; FIN after `after` chunks, no terminating chunk
 )
 MID_STREAM = {"disconnect_mid", "bad_json", "stall", "inband_error", "no_done"}
+CUTS = {"cut_close", "cut_chunked"}  # cut without finish_reason, [DONE] or an error
+MID_STREAM |= CUTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +117,12 @@ class FaultyExchange:
     def on_close(self, fn: Callable[[], None] | None) -> None:
         self._ex.on_close = fn
 
+    def start(self, status: int, headers: list[tuple[str, str]]) -> None:
+        if self._fault.kind == "cut_close":
+            self._ex.start_unframed(status, headers)
+        else:
+            self._ex.start(status, headers)
+
     def write(self, data: bytes) -> None:
         if self._dead:
             return
@@ -124,6 +134,11 @@ class FaultyExchange:
             return
         self._writes += 1
         if self._writes == self._fault.after + 1:
+            if kind in CUTS:  # a clean close, as a proxy or a dying worker cuts a stream
+                self._dead = True
+                self._cancel()
+                self._ex.hangup()
+                return
             if kind == "disconnect_mid":
                 self._dead = True
                 self._cancel()
@@ -142,10 +157,16 @@ class FaultyExchange:
                 self._ex.write(DONE)
                 self._ex.end()
                 return
+        if kind == "cut_close":
+            self._ex.write_raw(data)
+            return
         self._ex.write(data)
 
     def end(self) -> None:
         if self._dead:
+            return
+        if self._fault.kind == "cut_close":  # a short answer: the close ends its body
+            self._ex.hangup()
             return
         if self._held is not None:
             self._end_held = True

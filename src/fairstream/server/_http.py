@@ -77,6 +77,34 @@ class Exchange:
             log.warning("client is not reading; closing its connection")
             self._proto.abort()
 
+    def start_unframed(self, status: int, headers: list[tuple[str, str]]) -> None:
+        """Start a response whose body ends when the connection closes (``connection:
+        close`` framing, no length, not chunked), bypassing h11: what a proxy may send.
+        Everything after goes through :meth:`write_raw`, and ends with :meth:`hangup`."""
+        if self.closed:
+            return
+        self.started = True
+        head = [f"HTTP/1.1 {status} OK"] + [
+            f"{k}: {v}"
+            for k, v in headers
+            if k.lower() not in ("content-length", "transfer-encoding")
+        ]
+        self.write_raw(("\r\n".join([*head, "connection: close"]) + "\r\n\r\n").encode())
+
+    def write_raw(self, data: bytes) -> None:
+        """Bytes straight onto the socket (no HTTP framing)."""
+        transport = self._proto.transport
+        if not self.closed and transport is not None and not transport.is_closing():
+            transport.write(data)
+
+    def hangup(self) -> None:
+        """Close the connection cleanly (FIN after what is buffered), mid-response."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._proto.transport is not None:
+            self._proto.transport.close()
+
     def abort(self) -> None:
         """Drop the connection with no (further) response: a server that vanished."""
         if self.closed:
