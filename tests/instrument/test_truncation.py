@@ -45,9 +45,11 @@ async def test_every_family_raises_after_the_last_chunk_and_records_it(
         await consume(family, server.base_url, rec, 12, into=seen)
 
     async with serve(**CUT) as server:
-        with caplog.at_level(logging.INFO, logger="fairstream"):
-            with pytest.raises(IncompleteStreamError) as info:
-                await run()
+        with (
+            caplog.at_level(logging.INFO, logger="fairstream"),
+            pytest.raises(IncompleteStreamError) as info,
+        ):
+            await run()
     (trace,) = rec.traces
     assert trace.outcome == "error" and trace.error_type == "IncompleteStream"
     assert 1 <= len(seen) < 12  # the caller got part of the answer, then the error
