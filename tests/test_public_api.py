@@ -29,7 +29,8 @@ INTENDED = {
     # the reference server and virtual time (imported on first use)
     *("ReferenceServer", "ServerConfig", "simulate", "SimRequest", "SimResult", "SimRun"),
     # the exception tree
-    *("FairstreamError", "MissingExtraError", "StreamError", "TransportError", "ConnectError"),
+    *("FairstreamError", "MissingExtraError", "LifecycleError", "StreamError"),
+    *("TransportError", "ConnectError"),
     *("ServerError", "StreamProtocolError", "IncompleteStreamError", "StreamEnded"),
     *("ClosedByCaller", "StreamAbandoned"),
     "__version__",

@@ -257,7 +257,10 @@ class TraceBuilder:
 
 
 def is_cancellation(error: BaseException) -> bool:
-    """asyncio's or trio's cancellation, or a generator closed early."""
+    """asyncio's or trio's cancellation, or a generator closed early; also a group of only
+    those (trio delivers a cancellation through a nursery as one)."""
+    if isinstance(error, BaseExceptionGroup):
+        return all(is_cancellation(e) for e in error.exceptions)
     if isinstance(error, asyncio.CancelledError | GeneratorExit):
         return True
     cls = type(error)

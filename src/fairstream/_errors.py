@@ -2,6 +2,7 @@
 
     FairstreamError
     ├── MissingExtraError      an optional integration used without its extra (also ImportError)
+    ├── LifecycleError         a component used before it was opened or after it was closed
     ├── StreamError            a request or its stream failed; ``.trace`` has what came before
     │   ├── TransportError     the connection failed (reset, timed out, closed)
     │   │   └── ConnectError   ... before any answer: safe to send again
@@ -30,6 +31,7 @@ __all__ = [
     "ConnectError",
     "FairstreamError",
     "IncompleteStreamError",
+    "LifecycleError",
     "MissingExtraError",
     "ServerError",
     "StreamAbandoned",
@@ -47,6 +49,11 @@ class FairstreamError(Exception):
 
 class MissingExtraError(FairstreamError, ImportError):
     """An optional integration was used without its extra installed."""
+
+
+class LifecycleError(FairstreamError, RuntimeError):
+    """A component was used outside its open state (before ``async with``, after close);
+    the message names the component and its state. Also a RuntimeError, as before."""
 
 
 class StreamError(FairstreamError):

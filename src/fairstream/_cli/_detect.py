@@ -80,7 +80,9 @@ def analyze_cmd(files: tuple[Path, ...], as_json: bool, timeline: bool, png: Pat
         tf = read_traces(path)
         traces.extend(tf.traces)
         resolution = max(resolution, tf.resolution)
-        skipped += tf.skipped
+        skipped += tf.skipped + tf.torn
+        if tf.torn:
+            click.echo(f"{path}: skipped 1 torn last line (its writer stopped mid-line)", err=True)
         if tf.skipped:
             click.echo(
                 f"{path}: skipped {tf.skipped} lines that are not traces or summary lines"

@@ -9,7 +9,6 @@ its requests are taken as sent together. Lines that are neither are skipped and 
 from __future__ import annotations
 
 import calendar
-import json
 import re
 import time
 from collections.abc import Iterable
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .._recorder import parse_jsonl
 from .._trace import Outcome, StreamTrace, Usage
 
 __all__ = ["TraceFile", "parse_summaries", "read_traces"]
@@ -62,6 +62,7 @@ class TraceFile:
     resolution: float = 0.0
     skipped: int = 0
     skipped_examples: list[str] = field(default_factory=list)
+    torn: int = 0  # a JSONL file's last line cut short (its writer died mid-line)
 
 
 def read_traces(path: str | Path) -> TraceFile:
@@ -70,23 +71,10 @@ def read_traces(path: str | Path) -> TraceFile:
     lines = text.splitlines()
     first = next((ln.strip() for ln in lines if ln.strip()), "")
     if first.startswith("{"):
-        return _read_jsonl(lines)
+        read = parse_jsonl(text)
+        examples = [why for _, why in read.bad[:3]]
+        return TraceFile(read.traces, "jsonl", 0.0, len(read.bad), examples, read.torn)
     return parse_summaries(lines)
-
-
-def _read_jsonl(lines: list[str]) -> TraceFile:
-    traces: list[StreamTrace] = []
-    skipped, examples = 0, list[str]()
-    for ln in lines:
-        if not ln.strip():
-            continue
-        try:
-            traces.append(StreamTrace.from_dict(json.loads(ln)))
-        except (ValueError, TypeError, KeyError) as exc:
-            skipped += 1
-            if len(examples) < 3:
-                examples.append(f"{ln[:80]!r}: {exc}")
-    return TraceFile(traces, "jsonl", 0.0, skipped, examples)
 
 
 @dataclass(slots=True)

@@ -21,14 +21,14 @@ import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
 from .._attribution import CURRENT
-from .._errors import first_error
+from .._errors import LifecycleError, first_error
 from .._instrument._finish import aclose, lc_finished, sdk_finished
 from .._trace import StreamTrace
 from ._core import Admission
@@ -40,6 +40,7 @@ from ._policies import Policy
 __all__ = ["Dispatcher"]
 
 T = TypeVar("T")
+State = Literal["unopened", "open", "closed"]
 log = logging.getLogger("fairstream.dispatch")
 
 
@@ -60,21 +61,54 @@ class Dispatcher(JobListener):
         self._admitted: dict[int, anyio.Event] = {}
         self._wake = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
+        self._state: State = "unopened"
+        self._running: dict[int, anyio.CancelScope] = {}  # submitted functions now running
         self._described = ""
         self._idle = anyio.Event()
 
     # -- lifecycle -------------------------------------------------------------------------
+    @property
+    def state(self) -> State:
+        """``unopened`` until ``async with``, ``open`` inside it, ``closed`` after."""
+        return self._state
+
+    def _require_open(self, what: str) -> None:
+        if self._state != "open":
+            hint = (
+                "use 'async with Dispatcher(...) as d' first"
+                if self._state == "unopened"
+                else ("a dispatcher is used once: make a new one")
+            )
+            raise LifecycleError(f"Dispatcher.{what}() on a {self._state} dispatcher; {hint}")
+
     async def __aenter__(self) -> Dispatcher:
+        if self._state != "unopened":
+            raise LifecycleError(f"this Dispatcher is {self._state}: it can be opened only once")
         self._tg = anyio.create_task_group()
         self._stop = anyio.CancelScope()  # may be cancelled before the loop even starts
         await self._tg.__aenter__()
+        self._state = "open"
         self._tg.start_soon(self._decide_loop)
         log.info("dispatcher started with policy %s", self._policy.describe())
         self._described = self._policy.describe()
         return self
 
-    async def __aexit__(self, *exc: Any) -> bool | None:
+    async def __aexit__(self, et: Any, ev: Any, tb: Any) -> bool | None:
+        """Close: queued jobs are cancelled (their callers get the cancellation); running ones
+        are awaited, or cancelled when the block raised."""
         assert self._tg is not None
+        self._state = "closed"  # no new submission from here on
+        for job in self._admission.queue.drain():
+            job.rejected = True
+            ev_ = self._admitted.get(job.jid)
+            if ev_ is not None:
+                ev_.set()
+        if ev is not None:
+            for scope in list(self._running.values()):
+                scope.cancel()
+            self._tg.cancel_scope.cancel()  # background drains too
+        else:
+            await self.idle()
         self._stop.cancel()
         # the body's own exception is not the task group's: it propagates as it is, after
         # the background drains finished
@@ -135,9 +169,13 @@ class Dispatcher(JobListener):
         ):
             with attempt:
                 async with self.slot(expected_tokens=expected_tokens, key=key, label=label) as job:
+                    scope = self._running[job.jid] = anyio.CancelScope()
                     try:
-                        return await fn(*args, **kwargs)
+                        with scope:
+                            return await fn(*args, **kwargs)
+                        raise _cancelled("the dispatcher closed while the job ran")
                     finally:
+                        self._running.pop(job.jid, None)
                         got_first = job.first_token is not None
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -176,8 +214,7 @@ class Dispatcher(JobListener):
             self._admission.overload(time.perf_counter(), retry_after(exc))
 
     async def _acquire(self, expected_tokens: float | None, key: Any, label: str | None) -> Job:
-        if self._tg is None:
-            raise RuntimeError("use 'async with Dispatcher(...) as d' before submitting")
+        self._require_open("submit")
         job = Job(key=key, label=label, expected_tokens=expected_tokens, listener=self)
         admitted = self._admitted[job.jid] = anyio.Event()
         self._admission.enqueue(job, time.perf_counter())
@@ -190,6 +227,8 @@ class Dispatcher(JobListener):
             raise
         finally:
             self._admitted.pop(job.jid, None)
+        if job.rejected:
+            raise _cancelled("the dispatcher closed before the job was admitted")
         return job
 
     def _release(self, job: Job) -> None:
@@ -215,6 +254,7 @@ class Dispatcher(JobListener):
         The first failure cancels the rest and is raised (itself, not in a group), unless
         ``return_exceptions`` puts each failure in its place in the results.
         """
+        self._require_open("map")
         work = list(items)
         results: list[Any] = [None] * len(work)
 
@@ -297,8 +337,8 @@ class Dispatcher(JobListener):
         key: Any,
         label: str | None,
     ) -> AsyncIterator[Any]:
-        assert self._tg is not None
         job = await self._acquire(expected_tokens, key, label)
+        assert self._tg is not None
         token = CURRENT.set(job)
         inner = open_stream()
         handed_off = False
@@ -372,6 +412,15 @@ class Dispatcher(JobListener):
                     await self._wake.wait()
 
     _stop: anyio.CancelScope
+
+
+def _cancelled(why: str) -> BaseException:
+    """The cancellation a caller gets when the dispatcher drops its job (asyncio's
+    CancelledError; trio has no public constructor for its own, so there a LifecycleError)."""
+    exc_class = anyio.get_cancelled_exc_class()
+    if exc_class.__module__.startswith("trio"):
+        return LifecycleError(why)
+    return exc_class(why)
 
 
 def _kind(described: str) -> str:

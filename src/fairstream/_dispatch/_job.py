@@ -46,6 +46,7 @@ class Job:
     listener: JobListener | None = None
     payload: Any = None  # whatever the driver needs (an event, a simulated request)
     release_on_trace: bool = False  # the slot ends with the first trace (routed SDK calls)
+    rejected: bool = False  # dropped unadmitted because the dispatcher closed
 
     def note_first_token(self, t: float) -> None:
         if self.first_token is None:

@@ -46,6 +46,13 @@ class FairQueue:
         self._keys.move_to_end(job.key, last=False)
         self._n += 1
 
+    def drain(self) -> list[Job]:
+        """Take every job out (oldest key first)."""
+        jobs = [j for js in self._keys.values() for j in js]
+        self._keys.clear()
+        self._n = 0
+        return jobs
+
     def remove(self, job: Job) -> bool:
         jobs = self._keys.get(job.key)
         if not jobs or job not in jobs:

@@ -21,6 +21,7 @@ from httpx_sse import EventSource
 from .._builder import TraceBuilder
 from .._errors import (
     ConnectError,
+    LifecycleError,
     ServerError,
     StreamError,
     StreamProtocolError,
@@ -66,6 +67,7 @@ class StreamClient:
         )
         if http is not None and headers:
             self.http.headers.update(headers)
+        self._closed = False
 
     def chat(
         self,
@@ -80,6 +82,8 @@ class StreamClient:
         **body: Any,
     ) -> ChatStream:
         """An ``async with`` stream of chat chunks (dicts); its ``trace`` is set at the end."""
+        if self._closed:
+            raise LifecycleError("the StreamClient is closed: make a new one")
         payload: dict[str, Any] = {"model": model, "messages": messages, "stream": True, **body}
         if max_tokens is not None:
             payload["max_tokens"] = max_tokens
@@ -105,10 +109,14 @@ class StreamClient:
         return stream.trace
 
     async def aclose(self) -> None:
+        """Close the connections (if the client made them); later requests are refused."""
+        self._closed = True
         if self._own:
             await self.http.aclose()
 
     async def __aenter__(self) -> StreamClient:
+        if self._closed:
+            raise LifecycleError("the StreamClient is closed: it cannot be entered again")
         return self
 
     async def __aexit__(self, *exc: object) -> None:

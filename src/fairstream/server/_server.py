@@ -14,8 +14,9 @@ import sys
 import threading
 from collections.abc import Iterator
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
+from .._errors import LifecycleError
 from ._api import OpenAIApp
 from ._config import ServerConfig
 from ._driver import Driver
@@ -46,12 +47,18 @@ class ReferenceServer:
         self._server: asyncio.Server | None = None
         self._conns: set[HttpProtocol] = set()
         self.port: int | None = None
+        self._state: Literal["unopened", "open", "closed"] = "unopened"
+
+    @property
+    def state(self) -> str:
+        """``unopened`` until started, ``open`` while serving, ``closed`` after."""
+        return self._state
 
     @property
     def base_url(self) -> str:
         """``http://host:port/v1``, the value for an OpenAI client's ``base_url``."""
-        if self.port is None:
-            raise RuntimeError("server is not running")
+        if self._state != "open" or self.port is None:
+            raise LifecycleError(f"the ReferenceServer is {self._state}: it has no base_url")
         host = self.config.host
         host = f"[{host}]" if ":" in host else host
         return f"http://{host}:{self.port}/v1"
@@ -75,8 +82,11 @@ class ReferenceServer:
 
     async def start(self) -> None:
         cfg = self.config
-        if self._server is not None:
-            raise RuntimeError("server already started")
+        if self._state != "unopened":
+            raise LifecycleError(
+                f"the ReferenceServer is {self._state}: a server starts once (make a new one)"
+            )
+        self._state = "open"
         self.driver = Driver(cfg.build_engine(), cfg.time_scale)
         self.app = OpenAIApp(cfg, self.driver)
         if self.record_emissions or cfg.record_emissions:
@@ -99,6 +109,9 @@ class ReferenceServer:
         self.driver.start()
 
     async def aclose(self) -> None:
+        """Stop serving: open streams are dropped. Closing twice is harmless."""
+        if self._state == "open":
+            self._state = "closed"
         server, self._server = self._server, None
         if server is not None:
             server.close()
@@ -111,7 +124,7 @@ class ReferenceServer:
 
     async def serve_forever(self) -> None:
         """Start (if needed) and serve until cancelled."""
-        if self._server is None:
+        if self._state == "unopened":
             await self.start()
         try:
             await asyncio.Event().wait()
