@@ -119,10 +119,10 @@ class StreamTrace:
     # -- (de)serialization ----------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """One JSON object of schema ``fairstream.trace/1``."""
-        data = asdict(self)
-        data["chunk_times"] = list(self.chunk_times)
-        data["chunk_tokens"] = list(self.chunk_tokens)
-        data["chunk_chars"] = list(self.chunk_chars)
+        # field by field, not dataclasses.asdict: that deep-copies every chunk tuple item by
+        # item (about 0.6 ms for a 128-chunk trace), all to be encoded once
+        data = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        data["usage"] = asdict(self.usage)
         if self.content is None:
             del data["content"]
         return {"schema": SCHEMA, **data}
