@@ -132,18 +132,17 @@ async def test_reference_server_lifecycle() -> None:
     await server.aclose()  # twice is harmless
 
 
-async def test_stream_client_and_recorder_lifecycles(tmp_path: Path) -> None:
-    rec = Recorder([JsonlSink(tmp_path / "t.jsonl")])
-    async with ReferenceServer(FAST) as server:
-        client = StreamClient(server.base_url, recorder=rec)
+async def client_and_recorder(base_url: str, path: Path) -> None:
+    rec = Recorder([JsonlSink(path)])
+    client = StreamClient(base_url, recorder=rec)
+    async with client:
+        msg = [{"role": "user", "content": "x"}]
+        trace = await client.complete(model="fairstream-ref", messages=msg, max_tokens=2)
+    with pytest.raises(LifecycleError, match="StreamClient is closed"):
+        client.chat(model="fairstream-ref", messages=msg)
+    with pytest.raises(LifecycleError, match="closed"):
         async with client:
-            msg = [{"role": "user", "content": "x"}]
-            trace = await client.complete(model="fairstream-ref", messages=msg, max_tokens=2)
-        with pytest.raises(LifecycleError, match="StreamClient is closed"):
-            client.chat(model="fairstream-ref", messages=[])
-        with pytest.raises(LifecycleError, match="closed"):
-            async with client:
-                pass
+            pass
     rec.close()
     kw: dict[str, Any] = {"client": "httpx"}
     with pytest.raises(LifecycleError, match="Recorder is closed"):
@@ -152,3 +151,9 @@ async def test_stream_client_and_recorder_lifecycles(tmp_path: Path) -> None:
         rec.emit(trace)
     with pytest.raises(LifecycleError, match=r"JSONL sink .* is closed"):
         rec.sinks[0](trace)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_stream_client_and_recorder_lifecycles(tmp_path: Path, backend: str) -> None:
+    with ReferenceServer.in_thread(FAST) as handle:
+        anyio.run(client_and_recorder, handle.base_url, tmp_path / "t.jsonl", backend=backend)

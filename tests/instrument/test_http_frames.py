@@ -99,3 +99,37 @@ async def test_done_without_a_finish_reason_is_incomplete_too() -> None:
     (trace,) = rec.traces
     assert trace.outcome == "error" and trace.error_type == "IncompleteStream"
     assert trace.chunk_chars == (0, 3, 3)
+
+
+@pytest.mark.parametrize(
+    ("header", "low", "high"),
+    [("7", 7.0, 7.0), ("0.5", 0.5, 0.5), ("in a while", None, None), ("http-date", 55.0, 61.0)],
+)
+async def test_retry_after_in_seconds_or_as_an_http_date(
+    header: str, low: float | None, high: float | None
+) -> None:
+    """One parser for every path: StreamClient's errors and the dispatcher read it alike."""
+    from datetime import UTC, datetime, timedelta
+    from email.utils import format_datetime
+
+    from fairstream._dispatch._failures import retry_after
+
+    if header == "http-date":
+        header = format_datetime(datetime.now(UTC) + timedelta(seconds=61), usegmt=True)
+    with respx.mock:
+        respx.post(URL + "/chat/completions").mock(
+            return_value=httpx.Response(
+                429, json={"error": {"message": "busy"}}, headers={"retry-after": header}
+            )
+        )
+        async with StreamClient(URL, recorder=Recorder()) as client:
+            with pytest.raises(ServerError) as info:
+                async with client.chat(model="m", messages=[]) as s:
+                    async for _ in s:
+                        pass
+    got = info.value.retry_after
+    assert retry_after(info.value) == got
+    if low is None:
+        assert got is None
+    else:
+        assert got is not None and low <= got <= (high or low)
