@@ -93,26 +93,16 @@ async def close_with_work(raise_in_block: bool) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_close_cancels_queued_jobs_and_awaits_running_ones(backend: str) -> None:
-    results = anyio.run(close_with_work, False, backend=backend)
-    assert results == {
-        "running": "done",
-        "queued0": "cancelled",
-        "queued1": "cancelled",
-        "queued2": "cancelled",
-    }
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_close_after_the_block_raised_cancels_running_jobs_too(backend: str) -> None:
-    results = anyio.run(close_with_work, True, backend=backend)
-    assert results == {
-        "running": "cancelled",
-        "queued0": "cancelled",
-        "queued1": "cancelled",
-        "queued2": "cancelled",
-        "block": "raised",
-    }
+@pytest.mark.parametrize(
+    ("raise_in_block", "running"), [(False, "done"), (True, "cancelled")], ids=["ended", "raised"]
+)
+def test_close_cancels_queued_jobs_and_awaits_or_cancels_running_ones(
+    backend: str, raise_in_block: bool, running: str
+) -> None:
+    results = anyio.run(close_with_work, raise_in_block, backend=backend)
+    queued = {f"queued{i}": "cancelled" for i in range(3)}
+    block = {"block": "raised"} if raise_in_block else {}
+    assert results == {"running": running, **queued, **block}
 
 
 async def test_reference_server_lifecycle() -> None:
