@@ -74,6 +74,18 @@ def test_bench_compare_prints_ratios(static_server: object, tmp_path: Path) -> N
     assert float(ratio_line.split("│")[-2]) > 0
 
 
+def test_bench_reports_its_own_cpu_and_warns_past_the_limit(
+    static_server: object, tmp_path: Path
+) -> None:
+    out = _bench(static_server, tmp_path / "d", "--max-client-cpu", "0")
+    assert "warning:" in out and "of a core" in out
+    cpu = json.loads((tmp_path / "d" / "results.json").read_text())["client_cpu"]
+    assert cpu["seconds"] > 0 and 0 < cpu["share_of_a_core"]
+    assert cpu["per_request_ms"] > 0 and 0 < cpu["per_chunk_us"] < 1e6 * cpu["seconds"]
+    quiet = _bench(static_server, tmp_path / "e", "--max-client-cpu", "100")
+    assert "warning:" not in quiet
+
+
 def test_bench_without_matplotlib_says_how_to_get_pictures(
     static_server: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

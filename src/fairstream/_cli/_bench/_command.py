@@ -40,6 +40,12 @@ POLICIES = ("naive", "fixed", "auto", "waves", "gradient")
 @click.option("--slo-ttft", type=float, help="Goodput SLO on TTFT, seconds.")
 @click.option("--slo-tpot", type=float, help="Goodput SLO on TPOT, seconds.")
 @click.option("--seed", default=0, show_default=True)
+@click.option(
+    "--max-client-cpu",
+    default=0.5,
+    show_default=True,
+    help="Warn when this client uses more than this share of a core (it distorts the figures).",
+)
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--compare", nargs=2, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def bench_cmd(**o: Any) -> None:
@@ -77,6 +83,13 @@ def bench_cmd(**o: Any) -> None:
     finally:
         recorder.close()
     console.print(summary_table(result, title=f"bench: {result['policy']}"))
+    share = result["client_cpu"]["share_of_a_core"]
+    if share > o["max_client_cpu"]:
+        console.print(
+            f"[bold yellow]warning:[/] this client used {share:.0%} of a core during the run"
+            f" (over --max-client-cpu {o['max_client_cpu']:.0%}): on a machine it shares with a"
+            " CPU-bound server its own work distorts these figures; run it elsewhere or lighter"
+        )
     report = analyze(recorder.traces)
     console.print(f"detector: {report.summary}")
     if out_dir is not None:

@@ -70,6 +70,20 @@ def results_json(
         "queue_time": _pct(s.queue_time),
         "submit_e2e": _pct(Percentiles.of(submit)),
         "submit_e2e_by_label": by_label,
+        "client_cpu": client_cpu(run),
+    }
+
+
+def client_cpu(run: RunResult) -> dict[str, float]:
+    """What the load generator itself used: CPU seconds, share of one core, and per request
+    and per chunk. A client that keeps a core busy on the server's machine distorts what it
+    measures (a CPU-bound server loses that core)."""
+    chunks = sum(len(t.chunk_times) for t in run.traces)
+    return {
+        "seconds": run.client_cpu,
+        "share_of_a_core": run.client_cpu_share,
+        "per_request_ms": 1e3 * run.client_cpu / len(run.traces) if run.traces else 0.0,
+        "per_chunk_us": 1e6 * run.client_cpu / chunks if chunks else 0.0,
     }
 
 

@@ -36,6 +36,12 @@ class RunResult:
     wall: float
     policy: str
     report: Any = None
+    client_cpu: float = 0.0  # this process's CPU seconds during the run (all threads)
+
+    @property
+    def client_cpu_share(self) -> float:
+        """The client's CPU over the run's wall time: 1.0 is one core kept busy."""
+        return self.client_cpu / self.wall if self.wall > 0 else 0.0
 
     def submit_e2e(self, t: StreamTrace) -> float | None:
         """End minus submission (client queue included), what the caller waits."""
@@ -62,7 +68,7 @@ async def run_workload(
     start_count = len(rec.traces)
     limiter = anyio.Semaphore(concurrency) if concurrency and policy is None else None
     rng = random.Random(seed)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     extra: dict[str, Any] = {"ignore_eos": True} if ignore_eos else {}
     async with StreamClient(base_url, api_key=api_key, recorder=rec) as client:
         dispatcher = Dispatcher(policy) if policy is not None else None
@@ -102,4 +108,5 @@ async def run_workload(
                 await launch(tg)
             name = f"naive({concurrency or 'all'})"
             report = None
-    return RunResult(rec.traces[start_count:], time.perf_counter() - t0, name, report)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    return RunResult(rec.traces[start_count:], wall, name, report, cpu)
