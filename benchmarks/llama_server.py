@@ -9,7 +9,7 @@ The ``llama-cpp-python`` sdist on PyPI (pinned below) vendors the whole llama.cp
 no web UI download, portable: no ``-march=native``) and caches it under
 ``~/.cache/fairstream/llama.cpp/<version>/`` (``FAIRSTREAM_CACHE`` moves the root).
 ``model`` writes a llama-architecture GGUF with seeded random weights through the vendored
-``gguf-py``: a byte-level BPE vocabulary (256 byte tokens plus BOS/EOS) and output rows
+``gguf-py``: a byte-level BPE vocabulary (256 byte tokens, one merge, BOS/EOS) and output rows
 steered toward printable bytes and away from EOS, so a generation runs to ``max_tokens``.
 Default size: embedding 1024, 12 layers, f16, about 136M parameters; 2 CPU threads decode
 it in roughly 15-25 ms a step, slow enough for batching to show and fast enough for tests.
@@ -160,8 +160,8 @@ def make_model(size: ModelSize | None = None, version: str = VERSION) -> Path:
     import numpy as np
 
     rng = np.random.default_rng(size.seed)
-    tokens = [*_byte_tokens(), "<s>", "</s>"]
-    bos, eos = 256, 257
+    tokens = [*_byte_tokens(), "ab", "<s>", "</s>"]  # llama.cpp wants at least one merge
+    bos, eos = 257, 258
     vocab, d = len(tokens), size.embd
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -179,8 +179,8 @@ def make_model(size: ModelSize | None = None, version: str = VERSION) -> Path:
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("default")
     w.add_token_list(tokens)
-    w.add_token_types([gguf.TokenType.NORMAL] * 256 + [gguf.TokenType.CONTROL] * 2)
-    w.add_token_merges([])
+    w.add_token_types([gguf.TokenType.NORMAL] * 257 + [gguf.TokenType.CONTROL] * 2)
+    w.add_token_merges(["a b"])
     w.add_bos_token_id(bos)
     w.add_eos_token_id(eos)
     w.add_add_bos_token(False)
@@ -199,7 +199,7 @@ def make_model(size: ModelSize | None = None, version: str = VERSION) -> Path:
     c /= np.linalg.norm(c)
     emb = (rng.standard_normal((vocab, d)).astype(np.float32) * 0.05 + 2.0 * c).astype(np.float16)
     out = rng.standard_normal((vocab, d)).astype(np.float32) * 0.02
-    printable = [i for i in range(256) if 32 <= i < 127]
+    printable = [i for i in range(256) if 32 <= i < 127] + [256]
     out[printable] += 4.0 * c
     out[[bos, eos]] = -8.0 * c
     out[[i for i in range(256) if i not in printable]] = 0.0
@@ -302,11 +302,6 @@ class LlamaServer:
         if self.proc is not None:
             self._logfile.close()
         self.proc = None
-
-    def slots_busy(self) -> int:
-        """Slots processing a request now (from ``GET /slots``)."""
-        with urllib.request.urlopen(self.root_url + "/slots", timeout=5) as r:
-            return sum(1 for s in json.loads(r.read()) if s.get("is_processing"))
 
     def __enter__(self) -> LlamaServer:
         self.start()

@@ -102,6 +102,32 @@ async def http_p2(seed: int, scale: float) -> dict[str, float]:
     return out
 
 
+async def llama_burst(seed: int, slots: int) -> dict[str, float]:
+    """The P2 burst shape on a real engine (continuous, ``slots`` slots): all at once vs auto."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from llama_server import MODEL_NAME, LlamaServer
+
+    lengths = [8, 64] * 16
+    random.Random(seed).shuffle(lengths)
+    specs = [
+        RequestSpec(m, [{"role": "user", "content": "x"}], "short" if m == 8 else "long")
+        for m in lengths
+    ]
+    out: dict[str, float] = {}
+    with LlamaServer(slots=slots) as server:
+        for name, policy in (("naive", None), ("fair", "auto")):
+            run = await run_workload(server.base_url, MODEL_NAME, specs, policy=policy)
+            short = [run.submit_e2e(t) or 0.0 for t in run.traces if t.label == "short"]
+            out[f"{name}_short"] = statistics.median(short)
+            out[f"{name}_span"] = run.wall
+    out["short_ratio"] = out["naive_short"] / out["fair_short"]
+    out["span_ratio"] = out["fair_span"] / out["naive_span"]
+    return out
+
+
 def p4_jobs(seed: int, n: int) -> list[SimRequest]:
     rng = random.Random(seed)
     out = []
@@ -200,6 +226,9 @@ def main() -> None:
     ap.add_argument("--http", action=argparse.BooleanOptionalAction, default=True)
     ap.add_argument("--scale", type=float, default=0.5)
     ap.add_argument("--p4-jobs", type=int, default=1500)
+    ap.add_argument(
+        "--llama", type=int, default=0, metavar="SLOTS", help="add a llama.cpp row (N slots)"
+    )
     args = ap.parse_args()
     seeds = range(args.seeds)
     print(
@@ -215,6 +244,19 @@ def main() -> None:
             " at once, over the same HTTP",
             rows,
             p23_lines,
+        )
+    if args.llama:
+        rows = [asyncio.run(llama_burst(s, args.llama)) for s in seeds]
+        report(
+            f"real engine: llama.cpp llama-server -np {args.llama}, random 136M model, 2 threads;"
+            " 16 x 8 + 16 x 64 tokens at once, wall seconds",
+            rows,
+            lambda rs: [
+                f"short p50 E2E all-at-once/auto:  {med(rs, 'short_ratio'):6.2f}x   [all at"
+                f" once {med(rs, 'naive_short'):.2f} s, auto {med(rs, 'fair_short'):.2f} s]",
+                f"makespan auto/all-at-once:       {med(rs, 'span_ratio'):6.3f}   [all at"
+                f" once {med(rs, 'naive_span'):.1f} s, auto {med(rs, 'fair_span'):.1f} s]",
+            ],
         )
     if args.p4_jobs:
         rows = [vtime_p4(s, args.p4_jobs) for s in seeds]

@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-import llama_server  # noqa: E402  (benchmarks/llama_server.py: the harness)
+import llama_server
 
 REQUIRED = os.environ.get("FAIRSTREAM_REQUIRE_REAL") == "1"
 
