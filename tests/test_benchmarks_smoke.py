@@ -59,3 +59,21 @@ def test_policies_benchmark_smoke() -> None:
         assert figure in text
     ratio = next(ln for ln in lines if "P2 short p50" in ln).split(":")[1].split("x")[0]
     assert float(ratio) > 1.0  # fairstream beats naive on short requests even at tiny size
+
+
+def test_server_matrix_smoke() -> None:
+    import os
+
+    os.environ["FAIRSTREAM_MATRIX_SCALE"] = "0.25"
+    try:
+        lines = run_benchmark(
+            "server_matrix.py", "--quick", "--rows", "cont-8", "--workloads", "demo",
+            "--policies", "naive,sorted,best-fixed,auto", "--sweep", "4",
+        )  # fmt: skip
+    finally:
+        del os.environ["FAIRSTREAM_MATRIX_SCALE"]
+    table = [ln.split() for ln in lines if ln.startswith("  ") and len(ln.split()) == 8]
+    assert [cells[0] for cells in table] == ["policy", "naive", "sorted", "best-fixed", "auto"]
+    assert float(table[1][1]) == 1.0  # makespan over naive's: naive's own is 1
+    assert any(ln.startswith("  auto vs the better of naive and sorted:") for ln in lines)
+    assert any("auto cells miss a target" in ln for ln in lines)

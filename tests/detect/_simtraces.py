@@ -11,19 +11,8 @@ import random
 from dataclasses import dataclass
 
 from fairstream import ServerConfig, StreamTrace, Usage
-from fairstream.server import CostModel
+from fairstream.server._costmodel import NoisyCost
 from fairstream.sim import SimRequest, simulate
-
-
-class NoisyCost:
-    """A cost model whose every step is off by up to ``noise`` (relative, uniform)."""
-
-    def __init__(self, base: CostModel, noise: float, seed: int) -> None:
-        self.base, self.noise, self.rng = base, noise, random.Random(seed)
-
-    def step_seconds(self, decoding_seqs: int, prefill_tokens: int) -> float:
-        d = self.base.step_seconds(decoding_seqs, prefill_tokens)
-        return d * (1.0 + self.rng.uniform(-self.noise, self.noise))
 
 
 @dataclass(frozen=True)

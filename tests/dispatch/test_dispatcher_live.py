@@ -31,8 +31,8 @@ async def _complete(client: StreamClient, model: str, n: int) -> fairstream.Stre
 @pytest.mark.parametrize(
     ("overrides", "kind"),
     [
-        ({"mode": "static", "batch_size": 6}, "waves"),
-        ({"mode": "continuous", "max_num_seqs": 64}, "gradient"),
+        ({"mode": "static", "batch_size": 6}, "static, B=6"),
+        ({"mode": "continuous", "max_num_seqs": 64}, "continuous"),
     ],
     ids=["static", "continuous"],
 )
@@ -51,8 +51,6 @@ async def test_auto_picks_the_policy_for_the_server(
                         )
                     )
             assert d.policy.startswith(f"auto: {kind}"), (d.policy, d.report and d.report.evidence)
-            if kind == "waves":
-                assert d.limit == 6
             assert d.in_flight == 0 and d.queue_length == 0
     traces = recorder.traces
     assert len(traces) == 72

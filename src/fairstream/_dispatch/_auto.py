@@ -1,28 +1,41 @@
-"""``auto``: start conservatively, watch its own traces, switch to what the detector says.
+"""``auto``: keep the server exactly full, and hold everything else in our queue, shortest first.
 
-While nothing is known it sends shortest-first waves that double in size (4, 8, 16, ...),
-each with one explorer sent mid-wave: a continuous server starts the explorer at once, a
-static one makes it wait for the batch, and the first wave the server cannot take at once
-shows the batch size. Waves are safe on any server: on a static one they are the right
-policy, on a continuous one they only underuse it until the verdict. It analyzes its recent
-traces at each wave and every ``check_every`` completions, and once a verdict is confident
-switches: static -> ``waves`` (batch size B, or B+2 while B is a lower bound),
-continuous -> ``gradient`` (paced when prefill stalls are seen), sequential -> ``serial``;
-a known batch size with no verdict yet (requests of equal length look alike on both kinds
-of server) fixes the wave size. It keeps checking, so a server restarted with another
-configuration is noticed; each change is logged once.
+The limit is what the server runs now plus a budget of requests waiting at the server:
+
+    limit = running + budget        running: in flight with a first token (they hold a slot)
+
+So the server is never starved (every freed slot is refilled at once, and the budget is
+already waiting for it), and whatever it cannot start yet waits in our queue, where a short
+request that arrives later can still go first. The budget is what the server's kind needs:
+
+- ``unknown`` (cold start): ``max(start, running)``, doubling with what the server takes
+  (16, 32, 64, ...), so a burst fills a 64-slot server in a few first tokens, and a static
+  server always has a full batch waiting when its batch ends;
+- ``continuous``: a few (``max(2, running / 8)``): a freed slot finds its next request
+  already there, and nobody else waits inside the server where we can no longer reorder.
+  While requests still start promptly (first token within 3x the quickest seen, plus 5 ms)
+  the server has free slots: the budget doubles, up to what runs; a late start sets it back;
+- ``static`` (batch size B, from the detector): the next batch, ``max(start, running, B)``,
+  of similar lengths because the queue is ordered; ``sequential``: 1.
+
+The kind is known early without waiting for finished traces: a request sent after another
+had started, that starts while that one is still running, proves the server refills a
+running batch, which static batching never does (two such refills: ``continuous``). The
+detector (:func:`fairstream.analyze` on the recent traces) confirms static batching (and B)
+or one-at-a-time service, and keeps checking, so a server restarted with another scheduler
+is noticed. 429/503 halve the budget (and the dispatcher pauses for Retry-After).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections import deque
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
-from ._gradient import Gradient
-from ._policies import Policy, Serial, Waves
-from ._queue import FairQueue, Order
+from ._policies import Policy
+from ._queue import Order
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
@@ -31,119 +44,122 @@ if TYPE_CHECKING:
 __all__ = ["Auto"]
 
 log = logging.getLogger("fairstream.dispatch")
+Kind = Literal["unknown", "continuous", "static", "sequential"]
 
 
 class Auto(Policy):
-    """The policy the detector recommends, re-decided as evidence comes in."""
+    """Fills the server to what it runs, holds the rest shortest-first (see the module doc)."""
 
     name = "auto"
 
     def __init__(
         self,
-        start: int = 4,
+        start: int = 16,
         *,
         order: Order = "shortest",
         check_every: int = 8,
         window: int = 64,
         confidence: float = 0.7,
-        explore_every: int = 16,
+        max_limit: int = 4096,
     ) -> None:
         super().__init__()
-        self.order = order
-        self.inner: Policy = Waves(start, order=order, explore_every=1, grow=True, explorers=2)
-        self.check_every, self.confidence, self.explore_every = (
-            check_every,
-            confidence,
-            explore_every,
-        )
+        self.start, self.order, self.max_limit = start, order, max_limit
+        self.check_every, self.confidence = check_every, confidence
+        self.kind: Kind = "unknown"
+        self.batch_size: int | None = None
         self.report: BatchingReport | None = None
         self.changes: list[str] = []
+        self.refills = 0
+        self._waiting: dict[int, float] = {}  # sent, no first token yet: jid -> sent
+        self._running: dict[int, float] = {}  # first token seen, not done: jid -> first token
         self._recent: deque[StreamTrace] = deque(maxlen=window)
         self._since = 0
+        self._overloads = 0
+        self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
+        self._grown = 0  # continuous: budget above the base while starts stay prompt
 
-    # -- delegation ------------------------------------------------------------------------
+    # -- the limit -----------------------------------------------------------------------------
+    @property
+    def running(self) -> int:
+        return len(self._running)
+
+    def budget(self) -> int:
+        """Requests allowed to wait at the server, for the server's kind."""
+        run = self.running
+        if self.kind == "continuous":
+            base = max(2, math.ceil(run / 8))
+            b = max(base, min(self._grown, run))
+        elif self.kind == "static":  # a full batch waiting when the running one ends
+            b = max(self.start, run, self.batch_size or 0)
+        elif self.kind == "sequential":
+            b = 1
+        else:
+            b = max(self.start, run)
+        return max(1, b >> self._overloads)
+
     def limit(self) -> int:
-        return self.inner.limit()
+        return max(1, min(self.max_limit, self.running + self.budget()))
 
-    def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
-        inner = self.inner
-        if isinstance(inner, Waves) and inner.between_waves and self._since:
-            self._since = 0
-            self.recheck()  # a wave just ended: the best moment to decide
-        return self.inner.admit(queue, in_flight, now)
-
-    def next_wakeup(self, now: float) -> float | None:
-        return self.inner.next_wakeup(now)
-
+    # -- events --------------------------------------------------------------------------------
     def on_send(self, job: Job, now: float) -> None:
-        self.inner.on_send(job, now)
+        self._waiting[job.jid] = now
 
     def on_first_token(self, job: Job, now: float) -> None:
-        self.inner.on_first_token(job, now)
-        inner = self.inner
-        if isinstance(inner, Waves) and inner.grow and inner.refills >= 2:
-            # two explorers started mid-wave: the server refills batches, so it is not static;
-            # no need to wait for their traces to finish
-            nxt = Gradient(max(inner.batch_size, 1), order=self.order)
-            self._log(f"{inner.describe()} -> {nxt.describe()}: explorers started mid-wave")
-            self.inner = nxt
-
-    def on_overload(self, now: float, retry_after: float | None) -> None:
-        self.inner.on_overload(now, retry_after)
+        sent = self._waiting.pop(job.jid, None)
+        if sent is None:
+            return
+        # a request that started after it was sent while one started earlier still runs:
+        # the server refilled a running batch (static batching never does)
+        if any(t < sent for t in self._running.values()):
+            self.refills += 1
+            if self.refills >= 2 and self.kind in ("unknown", "static"):
+                self._become("continuous", "requests started while earlier ones still ran")
+        self._running[job.jid] = now
+        ttft = now - sent
+        self._quickest = min(self._quickest, ttft)
+        if ttft <= 3 * self._quickest + 0.005:  # found a free slot: the server has room
+            self._grown = max(2 * self._grown, 4)
+        else:  # waited inside the server: it is full
+            self._grown = 0
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
-        self.inner.on_done(job, now, traces)
+        self._waiting.pop(job.jid, None)
+        self._running.pop(job.jid, None)
+        if job.ok and self._overloads:
+            self._overloads -= 1
         self._recent.extend(t for t in traces if t.outcome == "ok")
         self._since += 1
-        ramping = isinstance(self.inner, Waves) and self.inner.grow
-        if self._since >= (1 if ramping else self.check_every):  # decide early while ramping
+        if self._since >= (1 if self.kind == "unknown" else self.check_every):
             self._since = 0
             self.recheck()
 
-    def describe(self) -> str:
-        return f"auto: {self.inner.describe()}"
+    def on_overload(self, now: float, retry_after: float | None) -> None:
+        self._overloads = min(self._overloads + 1, 8)
 
-    # -- deciding --------------------------------------------------------------------------
+    # -- deciding ------------------------------------------------------------------------------
     def recheck(self) -> None:
-        """Analyze the recent traces; switch policy if a confident verdict asks for another."""
+        """Analyze the recent traces; change the kind if a confident verdict says another."""
         report = analyze(list(self._recent))
         self.report = report
         if report.verdict == "unknown" or report.confidence < self.confidence:
-            inner = self.inner
-            if report.batch_size_exact and isinstance(inner, Waves) and inner.grow:
-                # the server showed its batch size: stop the ramp there
-                inner.stop_ramp(report.batch_size or inner.batch_size, self.explore_every)
-                self._log(f"ramp stopped at the batch size the server showed: {inner.describe()}")
             return
-        nxt = self._policy_for(report)
-        if nxt is not None:
-            before = self.inner.describe()
-            self.inner = nxt
-            self._log(f"{before} -> {nxt.describe()}: {report.summary}")
+        if report.verdict == "static":
+            size = report.batch_size  # exact, or a lower bound
+            if self.kind != "static" or (size and size > (self.batch_size or 0)):
+                self.batch_size = size
+                self._become("static", report.summary)
+        elif report.verdict == "sequential" and self.kind != "sequential":
+            self._become("sequential", report.summary)
+        elif report.verdict == "continuous" and self.kind != "continuous":
+            self._become("continuous", report.summary)
 
-    def _log(self, msg: str) -> None:
+    def _become(self, kind: Kind, why: str) -> None:
+        before = self.describe()
+        self.kind = kind
+        msg = f"{before} -> {self.describe()}: {why}"
         self.changes.append(msg)
         log.info("dispatcher policy %s", msg)
 
-    def _policy_for(self, report: BatchingReport) -> Policy | None:
-        cur = self.inner
-        if report.verdict == "static":
-            size, exact = report.batch_size, report.batch_size_exact
-            if isinstance(cur, Waves):
-                # the batch size only grows: a smaller wave than B can look "full" when a
-                # partial wave or an explorer shares the server's queue with it
-                if exact and size and (cur.grow or size > cur.batch_size):
-                    size = size if cur.grow else max(size, cur.batch_size)
-                    return Waves(size, order=self.order, explore_every=self.explore_every)
-                return None  # a lower bound only: keep ramping, or keep the size we found
-            if exact and size:
-                return Waves(size, order=self.order, explore_every=self.explore_every)
-            return Waves(max(size or 1, cur.limit()), order=self.order, explore_every=1, grow=True)
-        if report.verdict == "sequential":
-            return None if isinstance(cur, Serial) else Serial(self.order)
-        stalls = bool(report.prefill_stalls)
-        step = (report.step_ms or 0.0) / 1e3
-        if isinstance(cur, Gradient):
-            cur.interval = 2 * step if stalls else 0.0
-            return None
-        return Gradient(max(cur.limit(), 1), order=self.order, interval=2 * step if stalls else 0.0)
+    def describe(self) -> str:
+        size = f", B={self.batch_size}" if self.kind == "static" and self.batch_size else ""
+        return f"auto: {self.kind}{size} (limit {self.limit()})"

@@ -223,17 +223,6 @@ class Waves(Policy):
             self._explored = 0
         return jobs
 
-    @property
-    def between_waves(self) -> bool:
-        """No wave is in the server's batch now: the moment a watcher may re-decide."""
-        return not self._current
-
-    def stop_ramp(self, size: int, explore_every: int) -> None:
-        """Stop growing at ``size`` (the batch size the server showed); explore rarely now."""
-        self.grow = False
-        self.batch_size = size
-        self.explore_every, self.explorers = explore_every, 1
-
     def on_first_token(self, job: Job, now: float) -> None:
         if job.jid in self._current:
             self._wave_started = True

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from ._continuous import ContinuousEngine
-from ._costmodel import PRESETS, CostModel
+from ._costmodel import PRESETS, CostModel, NoisyCost
 from ._lengths import Distribution, OutputLengths
 from ._static import StaticEngine
 from ._types import Engine
@@ -52,6 +52,7 @@ class ServerConfig:
     prefill_ms_per_token: float | None = _opt(
         None, "Cost model: milliseconds per prefill token (c)."
     )
+    step_noise: float = _opt(0.0, "Each step off by up to this share, at random (seeded).")
     time_scale: float = _opt(1.0, "Multiply every model time by this (0.05 runs 20x faster).")
     seed: int = _opt(0, "Seed of the output-length distribution.")
     output_mean: float = _opt(128.0, "Mean output length when the request does not force one.")
@@ -98,6 +99,8 @@ class ServerConfig:
             raise ValueError(f"unknown preset {self.preset!r}; known: {', '.join(PRESETS)}")
         if self.time_scale <= 0:
             raise ValueError("time_scale must be > 0")
+        if not 0.0 <= self.step_noise < 1.0:
+            raise ValueError("step_noise must be in [0, 1)")
         if self.tokens_per_chunk < 1:
             raise ValueError("tokens_per_chunk must be >= 1")
         if self.max_tokens_cap < 1 or self.output_mean <= 0:
@@ -151,7 +154,9 @@ class ServerConfig:
 
     def build_engine(self) -> Engine:
         """A fresh scheduling engine for this configuration."""
-        cost = self.cost_model()
+        cost: Any = self.cost_model()
+        if self.step_noise:
+            cost = NoisyCost(cost, self.step_noise, self.seed + 1)
         if self.mode == "static":
             return StaticEngine(
                 cost,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PRESETS", "CostModel", "Preset"]
+__all__ = ["PRESETS", "CostModel", "NoisyCost", "Preset"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +33,20 @@ class CostModel:
             + self.prefill_ms_per_token * prefill_tokens
         )
         return ms / 1000.0
+
+
+class NoisyCost:
+    """A cost model whose every step is off by up to ``noise`` (relative, uniform, seeded):
+    a real accelerator's steps are not all alike."""
+
+    def __init__(self, base: CostModel, noise: float, seed: int) -> None:
+        import random
+
+        self.base, self.noise, self._rng = base, noise, random.Random(seed)
+
+    def step_seconds(self, decoding_seqs: int, prefill_tokens: int) -> float:
+        d = self.base.step_seconds(decoding_seqs, prefill_tokens)
+        return d * (1.0 + self._rng.uniform(-self.noise, self.noise))
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,346 @@
+"""The dispatcher's judge: every policy against many servers, over real HTTP, as users run it.
+
+Each server runs in its own process (the reference server in configurations the dispatcher
+was not designed around, and llama.cpp's llama-server with ``--llama``); the client is the
+openai SDK wrapped by ``fairstream.instrument`` (routed through a ``Dispatcher`` for the
+dispatcher's policies). Per cell (server x workload x policy), medians over seeds:
+
+- makespan / naive's; short requests' E2E p50 (from submission), naive's / the policy's;
+- goodput (output tokens/s of requests whose first token came within the SLO of being sent)
+  at 4 steps and at 0.5 model seconds, over the best fixed concurrency's (a sweep);
+- TTFT p50 and p99 (from send); the oracle makespan (the engine in virtual time, told the
+  true lengths, the better of shortest-first and longest-first all at once).
+
+Policies: ``naive`` (everything at once, in arrival order), ``sorted`` (everything at once,
+shortest first), ``fixed:N`` for the best N of a sweep, ``auto``, ``gradient`` and, where the
+batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against the targets:
+never worse than the better of naive and sorted (makespan <= 1.05x, goodput >= 0.95x,
+E2E p50 <= 1.05x).
+
+Run:  python benchmarks/server_matrix.py [--quick] [--seeds 3] [--llama]
+      [--rows a,b] [--workloads a,b] [--policies a,b]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from openai import AsyncOpenAI
+
+import fairstream
+from fairstream import Dispatcher, Recorder, ReferenceServer, ServerConfig, StreamTrace
+from fairstream.sim import SimRequest, simulate
+
+# the reference server's time scale: 1.0 runs its 20 ms model steps in real time (at 0.25
+# the openai SDK client itself saturates a core with 64 streams and skews every figure)
+SCALE = float(os.environ.get("FAIRSTREAM_MATRIX_SCALE", "1.0"))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One server: a reference-server config (or llama.cpp slots), and a step in model s."""
+
+    name: str
+    config: ServerConfig | None = None
+    llama_slots: int = 0
+    batch: int = 0  # the static batch size (waves:B), 0 where none
+    jitter: float = 0.0  # client send jitter, model seconds
+
+    @property
+    def step(self) -> float:
+        """A decode step alone, model seconds (llama.cpp: measured, about 18 ms)."""
+        if self.config is None:
+            return 0.018
+        return self.config.cost_model().step_seconds(1, 0)
+
+    @property
+    def scale(self) -> float:
+        return SCALE if self.config is not None else 1.0
+
+
+def _ref(**kw: Any) -> ServerConfig:
+    base = {"step_ms": 20.0, "per_seq_ms": 0.5, "prefill_ms_per_token": 0.02}
+    return ServerConfig(time_scale=SCALE, **{**base, **kw})
+
+
+ROWS = [
+    Row("static-B4", _ref(mode="static", batch_size=4), batch=4),
+    Row("static-B8", _ref(mode="static", batch_size=8), batch=8),
+    Row("static-B16", _ref(mode="static", batch_size=16), batch=16),
+    Row("static-stream-B8", _ref(mode="static", batch_size=8, release="stream"), batch=8),
+    Row("cont-8", _ref(max_num_seqs=8)),
+    Row("cont-16", _ref(max_num_seqs=16)),
+    Row("cont-64", _ref(max_num_seqs=64)),
+    Row("cont-16-kv", _ref(max_num_seqs=16, kv_tokens=1200)),
+    Row("prefill-prio", _ref(max_num_seqs=16, prefill_priority=True)),
+    Row("sequential", _ref(mode="sequential")),
+    Row(
+        "static-B8-noisy",
+        _ref(mode="static", batch_size=8, tokens_per_chunk=3, step_noise=0.2),
+        batch=8,
+        jitter=0.01,
+    ),
+    Row("cont-16-noisy", _ref(max_num_seqs=16, tokens_per_chunk=3, step_noise=0.2), jitter=0.01),
+]
+LLAMA_ROWS = [Row(f"llama-np{n}", llama_slots=n) for n in (1, 4, 8)]
+
+
+@dataclass
+class Job:
+    arrival: float  # model seconds after the start
+    max_tokens: int
+    prompt_words: int = 16
+
+
+def workload(name: str, seed: int, row: Row, quick: bool) -> list[Job]:
+    rng = random.Random(seed)
+    k = 2 if quick else 1
+    if name == "demo":  # the demo burst: 16 x 8 + 16 x 128 tokens, at once
+        lengths = [8, 128] * (16 // k)
+        rng.shuffle(lengths)
+        return [Job(0.0, n) for n in lengths]
+    if name == "burst160":  # 160 exponential lengths (mean 24, cap 96), at once
+        return [Job(0.0, min(96, max(1, int(rng.expovariate(1 / 24))))) for _ in range(160 // k)]
+    if name == "prefill":  # long prompts, short answers
+        return [Job(0.0, rng.randint(4, 16), rng.randint(300, 600)) for _ in range(48 // k)]
+    if name.startswith("poisson"):  # open loop at a share of the server's capacity
+        share = int(name[len("poisson") :]) / 100
+        cap = capacity(row)
+        n = 96 // k
+        t, jobs = 0.0, []
+        for _ in range(n):
+            t += rng.expovariate(share * cap)
+            jobs.append(Job(t, rng.choice([8, 8, 8, 64])))
+        return jobs
+    raise ValueError(name)
+
+
+def capacity(row: Row) -> float:
+    """Requests per model second the server completes when saturated with the Poisson mix."""
+    if row.config is None:
+        return row.llama_slots / (24 * row.step * 1.3)  # 24 tokens mean, steps slow with load
+    reqs = [SimRequest(0.0, 16, n) for n in [8, 8, 8, 64] * 24]
+    run = simulate(row.config.with_(step_noise=0.0).build_engine(), reqs)
+    return len(reqs) / run.makespan
+
+
+def oracle(row: Row, jobs: list[Job]) -> float | None:
+    """Best makespan the engine allows with known lengths (bursts only), model seconds."""
+    if row.config is None or any(j.arrival for j in jobs):
+        return None
+    best = None
+    for reverse in (False, True):
+        order = sorted(jobs, key=lambda j: j.max_tokens, reverse=reverse)
+        reqs = [SimRequest(0.0, j.prompt_words, j.max_tokens) for j in order]
+        span = simulate(row.config.with_(step_noise=0.0).build_engine(), reqs).makespan
+        best = span if best is None else min(best, span)
+    return best
+
+
+async def run_cell(
+    base_url: str, model: str, row: Row, jobs: list[Job], policy: str, seed: int
+) -> list[StreamTrace]:
+    """One run: every job streamed through the instrumented openai SDK; the traces."""
+    rec = Recorder()
+    rng = random.Random(seed + 99)
+    order = sorted(jobs, key=lambda j: (j.arrival, j.max_tokens)) if policy == "sorted" else jobs
+    async with AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=300) as raw:
+        dispatcher = None if policy in ("naive", "sorted") else Dispatcher(policy)
+
+        async def one(job: Job) -> None:
+            if row.jitter:
+                await anyio.sleep(rng.uniform(0, row.jitter) * row.scale)
+            stream = await client.chat.completions.create(
+                model=model,
+                messages=[{"role": "user", "content": " ".join(["w"] * job.prompt_words)}],
+                max_tokens=job.max_tokens,
+                stream=True,
+                extra_body={"ignore_eos": True},
+            )
+            async for _ in stream:
+                pass
+
+        async def launch() -> None:
+            async with anyio.create_task_group() as tg:
+                t0 = time.perf_counter()
+                for job in order:
+                    wait = job.arrival * row.scale - (time.perf_counter() - t0)
+                    if wait > 0:
+                        await anyio.sleep(wait)
+                    tg.start_soon(one, job)
+
+        client = fairstream.instrument(raw, recorder=rec, dispatcher=dispatcher)
+        if dispatcher is None:
+            await launch()
+        else:
+            async with dispatcher:
+                await launch()
+    return rec.traces
+
+
+@dataclass
+class Cell:
+    makespan: list[float] = field(default_factory=list)
+    short_p50: list[float] = field(default_factory=list)
+    good4: list[float] = field(default_factory=list)
+    good05: list[float] = field(default_factory=list)
+    ttft50: list[float] = field(default_factory=list)
+    ttft99: list[float] = field(default_factory=list)
+    oracle: list[float] = field(default_factory=list)
+
+    def add(self, traces: list[StreamTrace], row: Row, jobs: list[Job]) -> None:
+        ok = [t for t in traces if t.outcome == "ok"]
+        starts = [t.enqueued if t.enqueued is not None else t.sent or 0.0 for t in ok]
+        span = max(t.end for t in ok) - min(starts)
+        cut = statistics.median(j.max_tokens for j in jobs)
+        short = [t.end - s for t, s in zip(ok, starts, strict=True) if (t.max_tokens or 0) <= cut]
+        ttft = sorted(t.ttft for t in ok if t.ttft is not None)
+        step = row.step * row.scale
+
+        def goodput(slo: float) -> float:
+            return sum(t.output_tokens for t in ok if t.ttft is not None and t.ttft <= slo) / span
+
+        self.makespan.append(span / row.scale)
+        self.short_p50.append(statistics.median(short) / row.scale)
+        self.good4.append(goodput(4 * step))
+        self.good05.append(goodput(0.5 * row.scale))
+        self.ttft50.append(ttft[len(ttft) // 2] / row.scale)
+        self.ttft99.append(ttft[min(len(ttft) - 1, int(0.99 * len(ttft)))] / row.scale)
+
+    def med(self, name: str) -> float:
+        values = getattr(self, name)
+        return statistics.median(values) if values else float("nan")
+
+
+async def run_row(
+    row: Row, base_url: str, model: str, names: list[str], policies: list[str], args: Any
+) -> dict[str, dict[str, Cell]]:
+    out: dict[str, dict[str, Cell]] = {}
+    for wl in names:
+        cells: dict[str, Cell] = {}
+        for seed in range(args.seeds):
+            jobs = workload(wl, seed, row, args.quick)
+            sweep: dict[int, Cell] = {}
+            for c in args.sweep:
+                if c <= len(jobs):
+                    sweep[c] = Cell()
+                    sweep[c].add(await run_cell(base_url, model, row, jobs, f"fixed:{c}", seed),
+                                 row, jobs)  # fmt: skip
+            best = max(sweep, key=lambda c: sweep[c].good4[-1]) if sweep else None
+            for policy in policies:
+                if policy == "waves" and not row.batch:
+                    continue
+                name = f"waves:{row.batch}" if policy == "waves" else policy
+                if policy == "best-fixed":
+                    if best is None:
+                        continue
+                    cell = cells.setdefault("best-fixed", Cell())
+                    for f in ("makespan", "short_p50", "good4", "good05", "ttft50", "ttft99"):
+                        getattr(cell, f).append(getattr(sweep[best], f)[-1])
+                    continue
+                traces = await run_cell(base_url, model, row, jobs, name, seed)
+                cells.setdefault(policy, Cell()).add(traces, row, jobs)
+            span = oracle(row, jobs)
+            if span is not None:
+                cells.setdefault("naive", Cell()).oracle.append(span)
+        out[wl] = cells
+    return out
+
+
+def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
+    """Print the row's cells; return the auto cells that miss a target."""
+    misses = []
+    for wl, cells in results.items():
+        naive, sorted_ = cells.get("naive"), cells.get("sorted")
+        best = cells.get("best-fixed")
+        if naive is None:
+            continue
+        orc = naive.med("oracle")
+        print(f"\n{row.name} / {wl}" + (f"  (oracle makespan {orc:.2f} s)" if orc == orc else ""))
+        print(f"  {'policy':<11} {'span/naive':>10} {'short x':>8} {'good4/best':>10} "
+              f"{'good.5/best':>11} {'ttft p50':>9} {'ttft p99':>9} {'span/orc':>8}")  # fmt: skip
+        for policy, c in cells.items():
+            g4 = c.med("good4") / best.med("good4") if best and best.med("good4") else float("nan")
+            g5 = (
+                c.med("good05") / best.med("good05")
+                if best and best.med("good05")
+                else float("nan")
+            )
+            print(
+                f"  {policy:<11} {c.med('makespan') / naive.med('makespan'):>10.3f}"
+                f" {naive.med('short_p50') / c.med('short_p50'):>8.2f} {g4:>10.3f} {g5:>11.3f}"
+                f" {c.med('ttft50') * 1e3:>7.0f}ms {c.med('ttft99') * 1e3:>7.0f}ms"
+                f" {c.med('makespan') / orc if orc == orc else float('nan'):>8.3f}"
+            )
+        auto = cells.get("auto")
+        if auto is None or sorted_ is None:
+            continue
+        span = min(naive.med("makespan"), sorted_.med("makespan"))
+        e2e = min(naive.med("short_p50"), sorted_.med("short_p50"))
+        good = max(naive.med("good4"), sorted_.med("good4"))
+        checks = {
+            "makespan <= 1.05x": auto.med("makespan") <= 1.05 * span,
+            "short p50 <= 1.05x": auto.med("short_p50") <= 1.05 * e2e,
+            "goodput >= 0.95x": auto.med("good4") >= 0.95 * good,
+        }
+        failed = [k for k, v in checks.items() if not v]
+        verdict = "ok" if not failed else "MISSES " + ", ".join(failed)
+        print(f"  auto vs the better of naive and sorted: {verdict}")
+        misses += [f"{row.name}/{wl}: {m}" for m in failed]
+    return misses
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="half-size workloads, 1 seed")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--llama", action="store_true", help="add llama.cpp rows (1, 4, 8 slots)")
+    ap.add_argument("--rows", default="")
+    ap.add_argument("--workloads", default="demo,burst160,poisson50,poisson100,poisson150,prefill")
+    ap.add_argument("--policies", default="naive,sorted,best-fixed,auto,gradient,waves")
+    ap.add_argument("--sweep", default="1,4,8,16,32,64")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.seeds = 1
+        args.sweep = "4,16"
+    args.sweep = [int(c) for c in args.sweep.split(",") if c]
+    rows = ROWS + (LLAMA_ROWS if args.llama else [])
+    if args.rows:
+        wanted = set(args.rows.split(","))
+        rows = [r for r in rows if r.name in wanted]
+    names, policies = args.workloads.split(","), args.policies.split(",")
+    print(f"server matrix: {len(rows)} servers, workloads {names}, {args.seeds} seed(s); "
+          f"times in model seconds (reference server at time scale {SCALE})")  # fmt: skip
+    misses: list[str] = []
+    started = time.monotonic()
+    for row in rows:
+        if row.config is not None:
+            with ReferenceServer.in_subprocess(row.config) as handle:
+                res = asyncio.run(run_row(row, handle.base_url, row.config.model, names,
+                                          policies, args))  # fmt: skip
+        else:
+            sys.path.insert(0, str(Path(__file__).parent))
+            from llama_server import MODEL_NAME, LlamaServer
+
+            with LlamaServer(slots=row.llama_slots) as server:
+                res = asyncio.run(run_row(row, server.base_url, MODEL_NAME, names, policies, args))
+        misses += report(row, res)
+        sys.stdout.flush()
+    print(f"\n{len(misses)} auto cells miss a target ({time.monotonic() - started:.0f} s)")
+    for m in misses:
+        print(f"  {m}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
