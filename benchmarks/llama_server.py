@@ -317,21 +317,33 @@ def serving(slots: int) -> Iterator[LlamaServer]:
         yield server
 
 
+def _size_fields() -> list[tuple[str, int]]:
+    """(flag, default) for each of the model's shape fields (``--embd 1024`` ...)."""
+    import dataclasses
+
+    return [(f.name, f.default) for f in dataclasses.fields(ModelSize)]  # type: ignore[misc]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("build", help="download and build llama-server (cached)")
-    sub.add_parser("model", help="write the random-weight model (cached)")
+    model = sub.add_parser("model", help="write the random-weight model (cached)")
     serve = sub.add_parser("serve", help="serve on a free port until interrupted")
     serve.add_argument("--slots", type=int, default=4)
     serve.add_argument("--threads", type=int, default=2)
+    for p in (model, serve):  # the model's shape
+        for name, value in _size_fields():
+            p.add_argument(f"--{name}", type=int, default=value)
     args = ap.parse_args(argv)
     if args.cmd == "build":
         print(build())
-    elif args.cmd == "model":
-        print(make_model())
+        return 0
+    size = ModelSize(**{name: getattr(args, name) for name, _ in _size_fields()})
+    if args.cmd == "model":
+        print(make_model(size))
     else:
-        with LlamaServer(slots=args.slots, threads=args.threads) as server:
+        with LlamaServer(slots=args.slots, threads=args.threads, size=size) as server:
             print(f"listening on {server.base_url}", flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 assert server.proc is not None
