@@ -11,12 +11,14 @@ request that arrives later can still go first. The budget is what the server's k
 - ``unknown`` (cold start): ``max(start, running)``, doubling with what the server takes
   (16, 32, 64, ...), so a burst fills a 64-slot server in a few first tokens, and a static
   server always has a full batch waiting when its batch ends;
-- ``continuous``: a few (``max(2, running / 8)``): a freed slot finds its next request
-  already there, and nobody else waits inside the server where we can no longer reorder.
-  While requests still start promptly (first token within 3x the quickest seen, plus 5 ms)
-  the server has free slots: the budget doubles, up to what runs; a late start sets it back;
-- ``static`` (batch size B, from the detector): the next batch, ``max(start, running, B)``,
-  of similar lengths because the queue is ordered; ``sequential``: 1.
+- ``continuous``: the slots expected to free within two decode steps (completions per
+  second x 2 steps, at least 1): a freed slot finds its next request already there, and
+  nobody else waits inside the server where we can no longer reorder. While requests start
+  promptly (first token within the quickest seen plus 2 steps) the server has free slots:
+  the budget doubles, up to what runs; a late start sets it back;
+- ``static`` (batch size B, from the detector): B, the next batch, of similar lengths
+  because the queue is ordered (no more: what waits at the server can no longer be
+  reordered when shorter requests arrive); ``sequential``: 1.
 
 The kind is known early without waiting for finished traces: a request sent after another
 had started, that starts while that one is still running, proves the server refills a
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import math
+import statistics
 from collections import deque
 from typing import TYPE_CHECKING, Literal
 
@@ -77,6 +80,8 @@ class Auto(Policy):
         self._overloads = 0
         self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
         self._grown = 0  # continuous: budget above the base while starts stay prompt
+        self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
+        self._ends: deque[float] = deque(maxlen=64)  # recent completion times
 
     # -- the limit -----------------------------------------------------------------------------
     @property
@@ -87,10 +92,9 @@ class Auto(Policy):
         """Requests allowed to wait at the server, for the server's kind."""
         run = self.running
         if self.kind == "continuous":
-            base = max(2, math.ceil(run / 8))
-            b = max(base, min(self._grown, run))
+            b = max(self._base(), min(self._grown, run))
         elif self.kind == "static":  # a full batch waiting when the running one ends
-            b = max(self.start, run, self.batch_size or 0)
+            b = self.batch_size or max(self.start, run)
         elif self.kind == "sequential":
             b = 1
         else:
@@ -99,6 +103,18 @@ class Auto(Policy):
 
     def limit(self) -> int:
         return max(1, min(self.max_limit, self.running + self.budget()))
+
+    def step(self) -> float | None:
+        """A decode step (median time per output token of recent requests), once known."""
+        return statistics.median(self._tpots) if self._tpots else None
+
+    def _base(self) -> int:
+        """Continuous: the slots expected to free within two steps (at least 1)."""
+        step, ends = self.step(), self._ends
+        if step is None or len(ends) < 4 or ends[-1] <= ends[0]:
+            return 2
+        rate = (len(ends) - 1) / (ends[-1] - ends[0])  # completions per second
+        return max(1, math.ceil(rate * 2 * step))
 
     # -- events --------------------------------------------------------------------------------
     def on_send(self, job: Job, now: float) -> None:
@@ -117,7 +133,9 @@ class Auto(Policy):
         self._running[job.jid] = now
         ttft = now - sent
         self._quickest = min(self._quickest, ttft)
-        if ttft <= 3 * self._quickest + 0.005:  # found a free slot: the server has room
+        step = self.step()
+        prompt = self._quickest + 2 * step if step else 3 * self._quickest
+        if ttft <= prompt:  # found a free slot: the server has room
             self._grown = max(2 * self._grown, 4)
         else:  # waited inside the server: it is full
             self._grown = 0
@@ -128,6 +146,8 @@ class Auto(Policy):
         if job.ok and self._overloads:
             self._overloads -= 1
         self._recent.extend(t for t in traces if t.outcome == "ok")
+        self._tpots.extend(t.tpot for t in traces if t.tpot)
+        self._ends.append(now)
         self._since += 1
         if self._since >= (1 if self.kind == "unknown" else self.check_every):
             self._since = 0
