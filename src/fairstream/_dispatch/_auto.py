@@ -16,9 +16,9 @@ request that arrives later can still go first. The budget is what the server's k
   nobody else waits inside the server where we can no longer reorder. While requests start
   promptly (first token within the quickest seen plus 2 steps) the server has free slots:
   the budget doubles, up to what runs; a late start sets it back;
-- ``static`` (batch size B, from the detector): B, the next batch, of similar lengths
-  because the queue is ordered (no more: what waits at the server can no longer be
-  reordered when shorter requests arrive); ``sequential``: 1.
+- ``static`` (batch size B, from the detector): the next batch, ``max(running, B)``, of
+  similar lengths because the queue is ordered (no more: what waits at the server can no
+  longer be reordered when shorter requests arrive); ``sequential``: 1.
 
 The kind is known early without waiting for finished traces: a request sent after another
 had started, that starts while that one is still running, proves the server refills a
@@ -94,7 +94,7 @@ class Auto(Policy):
         if self.kind == "continuous":
             b = max(self._base(), min(self._grown, run))
         elif self.kind == "static":  # a full batch waiting when the running one ends
-            b = self.batch_size or max(self.start, run)
+            b = max(run, self.batch_size or 0) or self.start
         elif self.kind == "sequential":
             b = 1
         else:
