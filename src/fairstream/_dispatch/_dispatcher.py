@@ -118,7 +118,7 @@ class Dispatcher(JobListener):
     # -- observability ---------------------------------------------------------------------
     @property
     def policy(self) -> str:
-        """The current policy, e.g. ``auto: waves(B=8, shortest first)``."""
+        """The current policy, e.g. ``auto: static, B=8 (limit 16)``."""
         return self._policy.describe()
 
     @property
