@@ -86,7 +86,7 @@ async def run_demo(
     if out.width < 110 and console is None:
         out = Console(width=110)  # the table and the timeline need the room
     batch = 4 if quick else 8
-    n, long_len = (16, 48) if quick else (32, 128)
+    n, long_len = (32, 48) if quick else (32, 128)
     specs = make_workload(n, f"mix:8,{long_len}", "16", seed=1)
     scale = 0.25
     static = ServerConfig(mode="static", batch_size=batch, release="batch_end", time_scale=scale)
