@@ -35,7 +35,7 @@ def llama() -> Iterator[Callable[[int], llama_server.LlamaServer]]:
     if not llama_server.binary_path().exists():
         why = (
             f"llama-server is not built ({llama_server.binary_path()}): run "
-            "`python benchmarks/llama_server.py build` (needs cmake and g++, ~15 min on 2 cores)"
+            "`python benchmarks/llama_server.py build` (needs cmake and g++, ~7 min on 2 cores)"
         )
         if REQUIRED:
             pytest.fail(why)
