@@ -4,27 +4,25 @@ The limit is what the server runs now plus a budget of requests waiting at the s
 
     limit = running + budget        running: in flight with a first token (they hold a slot)
 
-So the server is never starved (every freed slot is refilled at once, and the budget is
-already waiting for it), and whatever it cannot start yet waits in our queue, where a short
-request that arrives later can still go first. The budget is what the server's kind needs:
+What waits inside the server can no longer be reordered (over real HTTP not even the order of
+a burst survives: concurrent connections reach the server in any order), so the budget is as
+small as the server's kind allows:
 
-- ``unknown`` (cold start): ``max(start, running)``, doubling with what the server takes
-  (16, 32, 64, ...), so a burst fills a 64-slot server in a few first tokens, and a static
-  server always has a full batch waiting when its batch ends;
-- ``continuous``: the slots expected to free within two decode steps (completions per
-  second x 2 steps, at least 1): a freed slot finds its next request already there, and
-  nobody else waits inside the server where we can no longer reorder. While requests start
-  promptly (first token within the quickest seen plus 2 steps) the server has free slots:
-  the budget doubles, up to what runs; a late start sets it back;
-- ``static`` (batch size B, from the detector): the next batch, ``max(running, B)``, of
-  similar lengths because the queue is ordered (no more: what waits at the server can no
-  longer be reordered when shorter requests arrive); ``sequential``: 1.
+- **slow start** (cold, and until a request waits for a slot): the budget is the most
+  requests seen running at once (``peak``, at least ``start`` = 8), so what is offered doubles
+  each time a round of first tokens comes back promptly; it ends at the first request whose
+  first token came more than 3 steps after the quickest one (it waited for a slot);
+- ``continuous`` (two "refills": a request started while one started before it was sent still
+  ran, which static batching never does): ``peak`` slots, plus the slots expected to free
+  within two decode steps (completions per second x 2 steps, at least 1). A request that
+  still waited 4 steps lowers ``peak`` by one; prompt starts above it raise it;
+- ``static`` (batch size B, from the detector, never over a recent refill): the next batch,
+  ``max(running, B)``, of similar lengths because the queue is ordered; ``sequential``: 1;
+- ``unknown`` after slow start: twice the largest wave, so a static server shows its batch
+  size (a wave smaller than what waited) and a continuous one refills.
 
-The kind is known early without waiting for finished traces: a request sent after another
-had started, that starts while that one is still running, proves the server refills a
-running batch, which static batching never does (two such refills: ``continuous``). The
-detector (:func:`fairstream.analyze` on the recent traces) confirms static batching (and B)
-or one-at-a-time service, and keeps checking, so a server restarted with another scheduler
+The detector (:func:`fairstream.analyze` on the recent traces) confirms static batching (and
+B) or one-at-a-time service, and keeps checking, so a server restarted with another scheduler
 is noticed. 429/503 halve the budget (and the dispatcher pauses for Retry-After).
 """
 
@@ -57,7 +55,7 @@ class Auto(Policy):
 
     def __init__(
         self,
-        start: int = 16,
+        start: int = 8,
         *,
         order: Order = "shortest",
         check_every: int = 8,
@@ -70,16 +68,21 @@ class Auto(Policy):
         self.check_every, self.confidence = check_every, confidence
         self.kind: Kind = "unknown"
         self.batch_size: int | None = None
+        self.batch_exact = False  # False: batch_size is a lower bound (no full batch seen)
         self.report: BatchingReport | None = None
         self.changes: list[str] = []
         self.refills = 0
+        self._last_refill = -math.inf
+        self.peak = 0  # the most requests seen running at once: the slots the server proved
+        self.slow_start = True  # until a request waits inside the server
+        self._offer = start  # slow start: what may be in flight
+        self._probe = 0  # continuous: offered above the peak while the peak keeps rising
         self._waiting: dict[int, float] = {}  # sent, no first token yet: jid -> sent
         self._running: dict[int, float] = {}  # first token seen, not done: jid -> first token
         self._recent: deque[StreamTrace] = deque(maxlen=window)
         self._since = 0
         self._overloads = 0
         self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
-        self._grown = 0  # continuous: budget above the base while starts stay prompt
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
         self._ends: deque[float] = deque(maxlen=64)  # recent completion times
 
@@ -91,14 +94,17 @@ class Auto(Policy):
     def budget(self) -> int:
         """Requests allowed to wait at the server, for the server's kind."""
         run = self.running
-        if self.kind == "continuous":
-            b = max(self._base(), min(self._grown, run))
+        if self.slow_start and self.kind in ("unknown", "continuous"):
+            b = max(0, self._offer - run)  # in flight <= offer, +1 a prompt first token
+        elif self.kind == "continuous":  # the slots it proved, plus what frees within 2 steps
+            b = max(self.peak - run, 0) + self._base() + self._probe
         elif self.kind == "static":  # a full batch waiting when the running one ends
-            b = max(run, self.batch_size or 0) or self.start
+            size = max(self.batch_size or 0, self.peak) or self.start
+            b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
         elif self.kind == "sequential":
             b = 1
-        else:
-            b = max(self.start, run)
+        else:  # a request waited inside: offer twice the largest wave, to see what it takes
+            b = max(self.start, 2 * max(run, self.peak))
         return max(1, b >> self._overloads)
 
     def limit(self) -> int:
@@ -112,9 +118,14 @@ class Auto(Policy):
         """Continuous: the slots expected to free within two steps (at least 1)."""
         step, ends = self.step(), self._ends
         if step is None or len(ends) < 4 or ends[-1] <= ends[0]:
-            return 2
+            return 1
         rate = (len(ends) - 1) / (ends[-1] - ends[0])  # completions per second
         return max(1, math.ceil(rate * 2 * step))
+
+    def _late(self, ttft: float, steps: float) -> bool:
+        """Did a request wait inside the server (first token ``steps`` past the quickest)?"""
+        step = self.step()
+        return ttft > self._quickest + (steps * step if step else (steps + 1) * self._quickest)
 
     # -- events --------------------------------------------------------------------------------
     def on_send(self, job: Job, now: float) -> None:
@@ -128,17 +139,26 @@ class Auto(Policy):
         # the server refilled a running batch (static batching never does)
         if any(t < sent for t in self._running.values()):
             self.refills += 1
+            self._last_refill = now
             if self.refills >= 2 and self.kind in ("unknown", "static"):
                 self._become("continuous", "requests started while earlier ones still ran")
         self._running[job.jid] = now
+        grew = self.running > self.peak  # more run at once than ever: a slot nobody freed
+        self.peak = max(self.peak, self.running)
         ttft = now - sent
         self._quickest = min(self._quickest, ttft)
-        step = self.step()
-        prompt = self._quickest + 2 * step if step else 3 * self._quickest
-        if ttft <= prompt:  # found a free slot: the server has room
-            self._grown = max(2 * self._grown, 4)
-        else:  # waited inside the server: it is full
-            self._grown = 0
+        # waited for a slot: late, and it only took the place of one that ended (a wave of
+        # sends that all start late but together grew the batch: that was prefill or our
+        # own sending, not a full server)
+        full = self._late(ttft, 3) and not grew
+        if full:
+            self.slow_start, self._probe = False, 0
+            if self.kind == "continuous" and self._late(ttft, 4):
+                self.peak = max(self.running, self.peak - 1)  # fewer slots than we thought
+        elif self.slow_start:
+            self._offer += 1  # a slot proved: what is offered doubles each round
+        elif grew:
+            self._probe += 1  # continuous: still room above the peak, offer more
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._waiting.pop(job.jid, None)
@@ -163,10 +183,11 @@ class Auto(Policy):
         self.report = report
         if report.verdict == "unknown" or report.confidence < self.confidence:
             return
-        if report.verdict == "static":
+        refilled = any(t.sent is not None and t.sent <= self._last_refill for t in self._recent)
+        if report.verdict == "static" and not refilled:  # a refill disproves static batching
             size = report.batch_size  # exact, or a lower bound
             if self.kind != "static" or (size and size > (self.batch_size or 0)):
-                self.batch_size = size
+                self.batch_size, self.batch_exact = size, report.batch_size_exact
                 self._become("static", report.summary)
         elif report.verdict == "sequential" and self.kind != "sequential":
             self._become("sequential", report.summary)
