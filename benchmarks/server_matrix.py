@@ -303,15 +303,16 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="half-size workloads, 1 seed")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=None, help="3 (with --quick: 1)")
     ap.add_argument("--llama", action="store_true", help="add llama.cpp rows (1, 4, 8 slots)")
     ap.add_argument("--rows", default="")
     ap.add_argument("--workloads", default="demo,burst160,poisson50,poisson100,poisson150,prefill")
     ap.add_argument("--policies", default="naive,sorted,best-fixed,auto,gradient,waves")
     ap.add_argument("--sweep", default="1,4,8,16,32,64")
     args = ap.parse_args(argv)
+    if args.seeds is None:
+        args.seeds = 1 if args.quick else 3
     if args.quick:
-        args.seeds = 1
         args.sweep = "4,16"
     args.sweep = [int(c) for c in args.sweep.split(",") if c]
     rows = ROWS + (LLAMA_ROWS if args.llama else [])

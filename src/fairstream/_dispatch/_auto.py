@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
 from ._policies import Policy
-from ._queue import Order
+from ._queue import FairQueue, Order
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
@@ -77,7 +77,9 @@ class Auto(Policy):
         self.slow_start = True  # until a request waits inside the server
         self._offer = start  # slow start: what may be in flight
         self._probe = 0  # continuous: offered above the peak while the peak keeps rising
+        self._grew: deque[tuple[float, bool]] = deque(maxlen=64)  # starts that grew: (t, late)
         self._waiting: dict[int, float] = {}  # sent, no first token yet: jid -> sent
+        self._waiting_len: dict[int, float] = {}  # their expected lengths
         self._running: dict[int, float] = {}  # first token seen, not done: jid -> first token
         self._recent: deque[StreamTrace] = deque(maxlen=window)
         self._since = 0
@@ -127,12 +129,36 @@ class Auto(Policy):
         step = self.step()
         return ttft > self._quickest + (steps * step if step else (steps + 1) * self._quickest)
 
+    def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
+        """Static: a request joins the batch waiting at the server only within 2x of its
+        longest (or of 16 tokens), so short requests are not stretched to a long one's length."""
+        if self.kind != "static" or self.order != "shortest":
+            return super().admit(queue, in_flight, now)
+        room = self.limit() - in_flight
+        longest = max(self._waiting_len.values(), default=-math.inf)
+        out: list[Job] = []
+        while room > 0:
+            job = queue.peek(now)
+            if job is None:
+                break
+            n = job.expected_tokens if job.expected_tokens is not None else math.inf
+            overdue = now - job.enqueued > queue.max_reorder_wait
+            if longest > -math.inf and n > 2 * max(longest, 16) and not overdue:
+                break  # it goes in a later batch
+            queue.pop(now)
+            out.append(job)
+            longest, room = max(longest, n), room - 1
+        return out
+
     # -- events --------------------------------------------------------------------------------
     def on_send(self, job: Job, now: float) -> None:
         self._waiting[job.jid] = now
+        n = job.expected_tokens
+        self._waiting_len[job.jid] = n if n is not None else math.inf
 
     def on_first_token(self, job: Job, now: float) -> None:
         sent = self._waiting.pop(job.jid, None)
+        self._waiting_len.pop(job.jid, None)
         if sent is None:
             return
         # a request that started after it was sent while one started earlier still runs:
@@ -159,10 +185,14 @@ class Auto(Policy):
             self._offer += 1  # a slot proved: what is offered doubles each round
         elif grew:
             self._probe += 1  # continuous: still room above the peak, offer more
+        if grew:
+            self._grew.append((now, self._late(ttft, 3)))
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._waiting.pop(job.jid, None)
+        self._waiting_len.pop(job.jid, None)
         self._running.pop(job.jid, None)
+        self._undo_growth(traces, now)
         if job.ok and self._overloads:
             self._overloads -= 1
         self._recent.extend(t for t in traces if t.outcome == "ok")
@@ -172,6 +202,20 @@ class Auto(Policy):
         if self._since >= (1 if self.kind == "unknown" else self.check_every):
             self._since = 0
             self.recheck()
+
+    def _undo_growth(self, traces: list[StreamTrace], now: float) -> None:
+        """Over real HTTP the end of one stream can reach us after the first token of the
+        request the server started in its slot: that start did not grow the batch."""
+        ended = min(
+            (t.content_chunk_times[-1] for t in traces if t.content_chunk_times), default=now
+        )
+        if not self._grew or self._grew[-1][0] < ended:
+            return
+        _, late = self._grew.pop()
+        self.peak = max(self.running, self.peak - 1)
+        self._probe = max(0, self._probe - 1)
+        if late:  # it waited for this slot after all
+            self.slow_start, self._probe = False, 0
 
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self._overloads = min(self._overloads + 1, 8)
