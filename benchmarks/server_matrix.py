@@ -154,20 +154,25 @@ async def run_cell(
     rec = Recorder()
     rng = random.Random(seed + 99)
     order = sorted(jobs, key=lambda j: (j.arrival, j.max_tokens)) if policy == "sorted" else jobs
-    async with AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, timeout=300) as raw:
+    # the SDK's default retries, as users run it: llama.cpp's HTTP server closes a keep-alive
+    # connection after a few requests, and a request sent on it meanwhile is retried
+    async with AsyncOpenAI(base_url=base_url, api_key="k", max_retries=2, timeout=300) as raw:
         dispatcher = None if policy in ("naive", "sorted") else Dispatcher(policy)
 
         async def one(job: Job) -> None:
             if row.jitter:
                 await anyio.sleep(rng.uniform(0, row.jitter) * row.scale)
-            stream = await client.chat.completions.create(
-                model=model,
-                messages=[{"role": "user", "content": " ".join(["w"] * job.prompt_words)}],
-                max_tokens=job.max_tokens,
-                stream=True,
-                extra_body={"ignore_eos": True},
-            )
-            async for _ in stream:
+            try:
+                stream = await client.chat.completions.create(
+                    model=model,
+                    messages=[{"role": "user", "content": " ".join(["w"] * job.prompt_words)}],
+                    max_tokens=job.max_tokens,
+                    stream=True,
+                    extra_body={"ignore_eos": True},
+                )
+                async for _ in stream:
+                    pass
+            except Exception:  # its trace records the failure; the cell counts it
                 pass
 
         async def launch() -> None:
@@ -197,9 +202,13 @@ class Cell:
     ttft50: list[float] = field(default_factory=list)
     ttft99: list[float] = field(default_factory=list)
     oracle: list[float] = field(default_factory=list)
+    errors: int = 0
 
     def add(self, traces: list[StreamTrace], row: Row, jobs: list[Job]) -> None:
         ok = [t for t in traces if t.outcome == "ok"]
+        self.errors += len(jobs) - len(ok)
+        if not ok:
+            return
         starts = [t.enqueued if t.enqueued is not None else t.sent or 0.0 for t in ok]
         span = max(t.end for t in ok) - min(starts)
         cut = statistics.median(j.max_tokens for j in jobs)
@@ -281,6 +290,7 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
                 f" {naive.med('short_p50') / c.med('short_p50'):>8.2f} {g4:>10.3f} {g5:>11.3f}"
                 f" {c.med('ttft50') * 1e3:>7.0f}ms {c.med('ttft99') * 1e3:>7.0f}ms"
                 f" {c.med('makespan') / orc if orc == orc else float('nan'):>8.3f}"
+                + (f"  ({c.errors} failed)" if c.errors else "")
             )
         auto = cells.get("auto")
         if auto is None or sorted_ is None:
