@@ -29,13 +29,14 @@ from tenacity.wait import wait_exponential_jitter
 
 from .._attribution import CURRENT
 from .._errors import LifecycleError, first_error
-from .._instrument._finish import aclose, lc_finished, sdk_finished
 from .._trace import StreamTrace
 from ._core import Admission
+from ._early import EarlyRelease
 from ._failures import is_overload, is_retryable, retry_after
 from ._job import Job, JobListener
 from ._names import make_policy
-from ._policies import Policy
+from ._policies import Fixed, Policy
+from ._shared import SharedSlots
 
 __all__ = ["Dispatcher"]
 
@@ -44,7 +45,7 @@ State = Literal["unopened", "open", "closed"]
 log = logging.getLogger("fairstream.dispatch")
 
 
-class Dispatcher(JobListener):
+class Dispatcher(EarlyRelease, JobListener):
     """Sizes, staggers and groups concurrent requests to how the server batches."""
 
     def __init__(
@@ -54,8 +55,12 @@ class Dispatcher(JobListener):
         retries: int = 2,
         max_retry_wait: float = 30.0,
         max_reorder_wait: float = 60.0,
+        coordinator: str | None = None,
+        pool: str = "default",
+        lease_ttl: float = 15.0,
     ) -> None:
         self._policy = make_policy(policy)
+        self._shared = _shared_slots(self._policy, coordinator, pool, lease_ttl)
         self._admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
         self.retries, self.max_retry_wait = retries, max_retry_wait
         self._admitted: dict[int, anyio.Event] = {}
@@ -84,11 +89,16 @@ class Dispatcher(JobListener):
     async def __aenter__(self) -> Dispatcher:
         if self._state != "unopened":
             raise LifecycleError(f"this Dispatcher is {self._state}: it can be opened only once")
+        if self._shared is not None:
+            await self._shared.open()
         self._tg = anyio.create_task_group()
         self._stop = anyio.CancelScope()  # may be cancelled before the loop even starts
+        self._stop_shared = anyio.CancelScope()
         await self._tg.__aenter__()
         self._state = "open"
         self._tg.start_soon(self._decide_loop)
+        if self._shared is not None:
+            self._tg.start_soon(self._shared_loop, self._shared)
         log.info("dispatcher started with policy %s", self._policy.describe())
         self._described = self._policy.describe()
         return self
@@ -110,9 +120,14 @@ class Dispatcher(JobListener):
         else:
             await self.idle()
         self._stop.cancel()
-        # the body's own exception is not the task group's: it propagates as it is, after
-        # the background drains finished
-        await self._tg.__aexit__(None, None, None)
+        self._stop_shared.cancel()
+        try:
+            # the body's own exception is not the task group's: it propagates as it is, after
+            # the background drains finished
+            await self._tg.__aexit__(None, None, None)
+        finally:
+            if self._shared is not None:
+                await self._shared.aclose()  # gives back whatever is still held
         return None
 
     # -- observability ---------------------------------------------------------------------
@@ -229,9 +244,20 @@ class Dispatcher(JobListener):
             self._admitted.pop(job.jid, None)
         if job.rejected:
             raise _cancelled("the dispatcher closed before the job was admitted")
+        if self._shared is not None:
+            try:
+                job.lease = await self._shared.acquire()
+            except BaseException:
+                self._release(job)
+                raise
         return job
 
     def _release(self, job: Job) -> None:
+        if job.lease is not None and self._shared is not None:
+            lease, job.lease = job.lease, None
+            if self._tg is not None and self._state == "open":
+                self._tg.start_soon(self._shared.release, lease)
+            # else: closing; aclose() gives back every lease still held
         if job.done is None:
             traces = job.traces or [_bare_trace(job)]
             self._admission.done(job, time.perf_counter(), traces)
@@ -283,94 +309,6 @@ class Dispatcher(JobListener):
             raise first from group
         return results
 
-    # -- streaming helpers (early release) -------------------------------------------------
-    async def astream(
-        self,
-        llm: Any,
-        messages: Any,
-        *,
-        expected_tokens: float | None = None,
-        key: Any = None,
-        label: str | None = None,
-        **kwargs: Any,
-    ) -> AsyncIterator[Any]:
-        """``llm.astream(messages, **kwargs)`` through the dispatcher (LangChain models).
-
-        Early release: the chunk carrying ``finish_reason`` is the last one the caller sees;
-        the rest of the stream (usage, ``[DONE]``) is read and closed in the background.
-        """
-        if expected_tokens is None:
-            expected_tokens = kwargs.get("max_tokens") or getattr(llm, "max_tokens", None)
-        async for chunk in self._through(
-            lambda: llm.astream(messages, **kwargs), lc_finished, expected_tokens, key, label
-        ):
-            yield chunk
-
-    async def stream(
-        self,
-        client: Any,
-        *,
-        expected_tokens: float | None = None,
-        key: Any = None,
-        label: str | None = None,
-        **create: Any,
-    ) -> AsyncIterator[Any]:
-        """``client.chat.completions.create(stream=True, **create)`` through the dispatcher
-        (an ``AsyncOpenAI`` client, instrumented or not), with early release."""
-        if expected_tokens is None:
-            expected_tokens = create.get("max_tokens") or create.get("max_completion_tokens")
-
-        async def opened() -> AsyncIterator[Any]:
-            stream = await client.chat.completions.create(stream=True, **create)
-            async with stream:
-                async for chunk in stream:
-                    yield chunk
-
-        async for chunk in self._through(opened, sdk_finished, expected_tokens, key, label):
-            yield chunk
-
-    async def _through(
-        self,
-        open_stream: Callable[[], AsyncIterator[Any]],
-        finished: Callable[[Any], bool],
-        expected_tokens: float | None,
-        key: Any,
-        label: str | None,
-    ) -> AsyncIterator[Any]:
-        job = await self._acquire(expected_tokens, key, label)
-        assert self._tg is not None
-        token = CURRENT.set(job)
-        inner = open_stream()
-        handed_off = False
-        try:
-            async for chunk in inner:
-                yield chunk
-                if finished(chunk):
-                    handed_off = True  # the caller has it all: drain and close out of its way
-                    self._tg.start_soon(self._drain, inner, job)
-                    return
-        except BaseException as exc:
-            self._failed(job, exc)
-            raise
-        finally:
-            with contextlib.suppress(ValueError):
-                CURRENT.reset(token)
-            if not handed_off:
-                await aclose(inner)
-                self._release(job)
-
-    async def _drain(self, inner: AsyncIterator[Any], job: Job) -> None:
-        token = CURRENT.set(job)
-        try:
-            async for _ in inner:
-                pass
-        except Exception:  # the caller already has its answer; the trace says what failed
-            log.debug("background drain of request %s ended with an error", job.jid)
-        finally:
-            await aclose(inner)
-            CURRENT.reset(token)
-            self._release(job)
-
     async def _acquire_for_trace(self, expected_tokens: Any, label: str | None) -> Job:
         """A slot for one routed SDK call; released when that call's trace finishes."""
         expected = float(expected_tokens) if isinstance(expected_tokens, int | float) else None
@@ -411,7 +349,26 @@ class Dispatcher(JobListener):
                 with anyio.move_on_after(delay):
                     await self._wake.wait()
 
+    async def _shared_loop(self, shared: SharedSlots) -> None:
+        with self._stop_shared:
+            await shared.run()
+
     _stop: anyio.CancelScope
+    _stop_shared: anyio.CancelScope
+
+
+def _shared_slots(
+    policy: Policy, coordinator: str | None, pool: str, ttl: float
+) -> SharedSlots | None:
+    """The pool's shared slots, when a coordinator is named (a fixed limit, for now)."""
+    if coordinator is None:
+        return None
+    if not isinstance(policy, Fixed):
+        raise ValueError(
+            f"a shared pool takes a fixed limit for now (policy='fixed:N' or 'serial'), not"
+            f" {policy.describe()!r}: one leader running auto for every process is not built yet"
+        )
+    return SharedSlots(coordinator, pool, limit=policy.n, ttl=ttl)
 
 
 def _cancelled(why: str) -> BaseException:

@@ -47,6 +47,7 @@ class Job:
     payload: Any = None  # whatever the driver needs (an event, a simulated request)
     release_on_trace: bool = False  # the slot ends with the first trace (routed SDK calls)
     rejected: bool = False  # dropped unadmitted because the dispatcher closed
+    lease: str | None = None  # its slot in a shared pool (Redis), while held
 
     def note_first_token(self, t: float) -> None:
         if self.first_token is None:

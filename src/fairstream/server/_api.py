@@ -197,6 +197,7 @@ class OpenAIApp:
             ("step_lateness_seconds_sum", "counter", round(d.step_late_sum, 6)),
             ("step_lateness_seconds_max", "gauge", round(d.step_late_max, 6)),
             ("requests_rejected_total", "counter", sum(self.rejected.values())),
+            ("requests_peak", "gauge", d.active_peak),  # most in the engine at once
         ]
         lines = []
         for name, typ, value in rows:

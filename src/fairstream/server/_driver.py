@@ -55,6 +55,7 @@ class Driver:
         self.step_late_max = 0.0
         self.step_count = 0
         self.sink_errors = 0
+        self.active_peak = 0  # the most requests in the engine at once (running + waiting)
         self._waiters: list[asyncio.Future[None]] = []
         self._tolerance = _MIN_TOLERANCE
 
@@ -70,6 +71,7 @@ class Driver:
         """Queue a request; raises ``QueueFull`` or ``ValueError`` from the engine."""
         self.engine.add(req, self.now())
         self._sinks[req.rid] = sink
+        self.active_peak = max(self.active_peak, len(self._sinks))
         self._kick()
 
     def cancel(self, rid: str) -> None:

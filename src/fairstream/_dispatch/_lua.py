@@ -1,0 +1,113 @@
+"""The Redis scripts behind shared admission: each one atomic, each on Redis's own clock.
+
+Keys (one hash tag per pool, so a Redis Cluster keeps a pool on one node):
+
+- ``leases``: sorted set, a slot held by a request, scored by its expiry (ms, Redis ``TIME``);
+- ``limit``: how many leases may exist at once (written by whoever sets the pool's limit);
+- ``tickets``: sorted set, the FIFO of waiting acquirers, scored by a ticket number (``seq``);
+- ``waiters``: sorted set, each waiting ticket scored by its heartbeat expiry, so a waiter that
+  died leaves the queue instead of blocking it;
+- ``lost``: a counter of leases found expired when their holder renewed them.
+
+Expired leases and dead waiters are swept by every script that reads them, so nothing depends
+on a janitor process. Clients never send a time: Redis's ``TIME`` is the only clock.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ACQUIRE", "ENQUEUE", "RELEASE", "RENEW", "keys"]
+
+# the time in ms, and both sweeps: every script starts with it
+_PRELUDE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local dead = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
+for _, w in ipairs(dead) do
+  redis.call('ZREM', KEYS[3], w)
+  redis.call('ZREM', KEYS[4], w)
+end
+"""
+
+# KEYS: leases, limit, tickets, waiters, seq   ARGV: ticket, ttl_ms
+ENQUEUE = (
+    _PRELUDE
+    + """
+local n = redis.call('INCR', KEYS[5])
+redis.call('ZADD', KEYS[3], n, ARGV[1])
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[1])
+return n
+"""
+)
+
+# KEYS: leases, limit, tickets, waiters   ARGV: ticket, lease, ttl_ms, default_limit
+# -> {granted (1, 0; -1: the ticket is gone), leases held, limit}
+ACQUIRE = (
+    _PRELUDE
+    + """
+local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[4])
+local used = redis.call('ZCARD', KEYS[1])
+local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
+if not rank then
+  return {-1, used, limit}
+end
+if rank >= limit - used then
+  redis.call('ZADD', KEYS[4], 'XX', now + tonumber(ARGV[3]), ARGV[1])
+  return {0, used, limit}
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return {1, used + 1, limit}
+"""
+)
+
+# KEYS: leases, limit, tickets, waiters, channel   ARGV: lease or ticket ids...
+# idempotent: a lease or ticket already gone is no error
+RELEASE = (
+    _PRELUDE
+    + """
+local gone = 0
+for i = 1, #ARGV do
+  gone = gone + redis.call('ZREM', KEYS[1], ARGV[i])
+  redis.call('ZREM', KEYS[3], ARGV[i])
+  redis.call('ZREM', KEYS[4], ARGV[i])
+end
+if gone > 0 then
+  redis.call('PUBLISH', KEYS[5], gone)
+end
+return gone
+"""
+)
+
+# KEYS: leases, limit, tickets, waiters, lost   ARGV: ttl_ms, n_leases, leases..., tickets...
+# -> the leases that had expired (lost: their slot may already be someone else's)
+RENEW = (
+    _PRELUDE
+    + """
+local ttl = tonumber(ARGV[1])
+local n = tonumber(ARGV[2])
+local lost = {}
+for i = 3, 2 + n do
+  if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + ttl, ARGV[i]) == 0 then
+    if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+      table.insert(lost, ARGV[i])
+    end
+  end
+end
+for i = 3 + n, #ARGV do
+  redis.call('ZADD', KEYS[4], 'XX', now + ttl, ARGV[i])
+end
+if #lost > 0 then
+  redis.call('INCRBY', KEYS[5], #lost)
+end
+return lost
+"""
+)
+
+
+def keys(pool: str) -> dict[str, str]:
+    """The pool's key names, all under one hash tag."""
+    base = f"fairstream:{{{pool}}}:"
+    names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released")
+    return {name: base + name for name in names}

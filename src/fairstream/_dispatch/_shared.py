@@ -1,0 +1,195 @@
+"""``SharedSlots``: one pool's slots as leases in Redis, shared by every process naming it.
+
+A request holds a lease from admission to release. Leases expire on Redis's clock unless
+their holder renews them (every ``ttl / 3``, all of a process's leases in one script call), so a
+process killed with SIGKILL gives its slots back within ``ttl`` plus one heartbeat. Waiters
+queue by ticket (FIFO across processes) and heartbeat too, so a dead waiter leaves the queue.
+A lease found expired on renewal is *lost*: logged and counted, never silently granted again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+import uuid
+from typing import Any
+
+import anyio
+
+from .._errors import require
+from ._lua import ACQUIRE, ENQUEUE, RELEASE, RENEW, keys
+
+__all__ = ["SharedSlots"]
+
+log = logging.getLogger("fairstream.dispatch")
+
+
+class SharedSlots:
+    """Leases on the slots of pool ``pool`` at the Redis server ``url``."""
+
+    def __init__(
+        self,
+        url: str,
+        pool: str,
+        *,
+        limit: int | None = None,
+        ttl: float = 15.0,
+        timeout: float = 2.0,
+        poll: float = 0.25,
+    ) -> None:
+        if ttl <= 0:
+            raise ValueError(f"lease ttl must be positive, got {ttl}")
+        self.url, self.pool, self.ttl, self.poll = url, pool, ttl, poll
+        self.limit = limit
+        self.keys = keys(pool)
+        self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.held: set[str] = set()  # leases this process holds
+        self.waiting: set[str] = set()  # tickets this process queues
+        self.lost = 0  # leases found expired on renewal
+        self.round_trips: list[float] = []  # seconds per acquire script call (bounded below)
+        self._timeout = timeout
+        self._redis: Any = None
+        self._scripts: dict[str, Any] = {}
+        self._released = anyio.Event()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    async def open(self) -> None:
+        """Connect, register the scripts and, when given, write the pool's limit."""
+        try:
+            import redis.asyncio as aioredis
+        except ImportError:
+            require("redis", "redis")
+
+        self._redis = aioredis.from_url(
+            self.url, socket_timeout=self._timeout, socket_connect_timeout=self._timeout
+        )
+        for name, source in (
+            ("enqueue", ENQUEUE),
+            ("acquire", ACQUIRE),
+            ("release", RELEASE),
+            ("renew", RENEW),
+        ):
+            self._scripts[name] = self._redis.register_script(source)
+        if self.limit is not None:
+            await self._redis.set(self.keys["limit"], self.limit)
+
+    async def aclose(self) -> None:
+        """Give back every lease and ticket still held, then disconnect."""
+        if self._redis is None:
+            return
+        with anyio.CancelScope(shield=True):
+            left = [*self.held, *self.waiting]
+            if left:
+                await self._call("release", left)
+            self.held.clear()
+            self.waiting.clear()
+            await self._redis.aclose()
+        self._redis = None
+
+    async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        """Heartbeats and release notifications, until cancelled (in the owner's task group)."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._listen)
+            task_status.started()
+            while True:
+                await anyio.sleep(self.ttl / 3)
+                await self.renew()
+
+    # -- slots -----------------------------------------------------------------------------
+    async def acquire(self) -> str:
+        """Wait for a lease (FIFO with every process's waiters); return its id."""
+        ticket = f"t:{self.owner}:{uuid.uuid4().hex}"
+        lease = f"l:{self.owner}:{uuid.uuid4().hex}"
+        self.waiting.add(ticket)
+        try:
+            await self._call("enqueue", [ticket, self._ttl_ms()])
+            while True:
+                self._released = anyio.Event()
+                t0 = time.perf_counter()
+                granted, _used, _limit = await self._call(
+                    "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1]
+                )
+                if len(self.round_trips) < 100_000:
+                    self.round_trips.append(time.perf_counter() - t0)
+                if granted == 1:
+                    self.waiting.discard(ticket)
+                    self.held.add(lease)
+                    return lease
+                if granted == -1:  # swept as a dead waiter (we stalled past the ttl): requeue
+                    await self._call("enqueue", [ticket, self._ttl_ms()])
+                with anyio.move_on_after(self.poll):
+                    await self._released.wait()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                self.waiting.discard(ticket)
+                await self._call("release", [ticket, lease])
+                self.held.discard(lease)
+            raise
+
+    async def release(self, lease: str) -> None:
+        """Give a lease back (idempotent; runs to the end even when cancelled)."""
+        with anyio.CancelScope(shield=True):
+            self.held.discard(lease)
+            await self._call("release", [lease])
+
+    async def renew(self) -> list[str]:
+        """Extend every lease and ticket of this process; return (and count) the lost ones."""
+        if not self.held and not self.waiting:
+            return []
+        held = sorted(self.held)
+        raw = await self._call("renew", [self._ttl_ms(), len(held), *held, *sorted(self.waiting)])
+        lost = [x.decode() if isinstance(x, bytes) else str(x) for x in raw]
+        for lease in lost:
+            self.held.discard(lease)
+        if lost:
+            self.lost += len(lost)
+            log.warning(
+                "%d lease(s) of pool %r expired before their renewal (was this process stalled"
+                " past the %.1f s ttl?): their slots may have gone to others",
+                len(lost),
+                self.pool,
+                self.ttl,
+            )
+        return lost
+
+    async def set_limit(self, n: int) -> None:
+        """The pool's limit for every process (takes effect at the next acquire)."""
+        self.limit = n
+        await self._redis.set(self.keys["limit"], n)
+
+    async def in_use(self) -> int:
+        """Leases held now by every process (expired ones swept first)."""
+        now_s, now_us = await self._redis.time()
+        now = now_s * 1000 + now_us // 1000
+        await self._redis.zremrangebyscore(self.keys["leases"], "-inf", now)
+        return int(await self._redis.zcard(self.keys["leases"]))
+
+    # -- internals -------------------------------------------------------------------------
+    def _ttl_ms(self) -> int:
+        return max(1, math.ceil(self.ttl * 1000))
+
+    async def _call(self, name: str, args: list[Any]) -> Any:
+        k = self.keys
+        names = [k["leases"], k["limit"], k["tickets"], k["waiters"]]
+        if name == "enqueue":
+            names.append(k["seq"])
+        elif name == "release":
+            names.append(k["released"])
+        elif name == "renew":
+            names.append(k["lost"])
+        return await self._scripts[name](keys=names, args=args)
+
+    async def _listen(self) -> None:
+        """Wake local waiters when any process releases a slot (else they poll)."""
+        pubsub = self._redis.pubsub()
+        try:
+            await pubsub.subscribe(self.keys["released"])
+            while True:
+                msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
+                if msg is not None:
+                    self._released.set()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await pubsub.aclose()

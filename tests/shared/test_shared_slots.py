@@ -1,0 +1,204 @@
+"""Shared admission across processes through a real Redis server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from fairstream import Dispatcher, ReferenceServer, ServerConfig, StreamClient
+from fairstream._dispatch._shared import SharedSlots
+
+from .conftest import RedisServer
+
+WORKER = Path(__file__).with_name("_worker.py")
+SERVER = ServerConfig(mode="continuous", max_num_seqs=32, step_ms=20.0, time_scale=0.5)
+
+
+def _peak(base_url: str) -> int:
+    text = httpx.get(base_url.rsplit("/v1", 1)[0] + "/metrics").text
+    line = next(x for x in text.splitlines() if x.startswith("fairstream_server_requests_peak"))
+    return int(line.split()[-1])
+
+
+def _worker(*args: object) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), *map(str, args)], stdout=subprocess.PIPE, text=True
+    )
+
+
+async def _tickets(slots: SharedSlots) -> int:
+    return int(await slots._redis.zcard(slots.keys["tickets"]))
+
+
+def test_processes_sharing_a_pool_never_exceed_its_limit(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """4 processes, each allowed 3 locally, share one pool of 3: the server sees 3 at most
+    (and 3 at some point), by its own count."""
+    with ReferenceServer.in_subprocess(SERVER) as server:
+        procs = [
+            _worker(server.base_url, SERVER.model, redis_server.url, "p", 3, 8, tmp_path / f"{i}")
+            for i in range(4)
+        ]
+        for p in procs:
+            assert p.wait(timeout=60) == 0
+        assert _peak(server.base_url) == 3
+    lines = sum(len((tmp_path / f"{i}").read_text().splitlines()) for i in range(4))
+    assert lines == 32  # every job ran and left its trace
+
+
+async def test_a_killed_process_gives_its_slots_back_within_the_ttl(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    ttl = 1.5  # the worker's lease ttl
+    with ReferenceServer.in_subprocess(SERVER) as server:
+        holder = _worker(
+            server.base_url, SERVER.model, redis_server.url, "k", 2, 0, tmp_path / "h", "hold"
+        )
+        assert holder.stdout is not None
+        lines = iter(holder.stdout.readline, "")
+        assert next(lines).strip() == "ready"
+        assert next(lines).strip() == "holding"
+        slots = SharedSlots(redis_server.url, "k", limit=2, ttl=ttl)
+        await slots.open()
+        try:
+            assert await slots.in_use() == 2
+            os.kill(holder.pid, signal.SIGKILL)
+            holder.wait()
+            killed = time.monotonic()
+            with anyio.fail_after(3 * ttl):
+                await slots.acquire()
+                await slots.acquire()
+            waited = time.monotonic() - killed
+        finally:
+            await slots.aclose()
+            if holder.poll() is None:
+                holder.kill()
+            holder.wait()
+            holder.stdout.close()
+    # renewed at most ttl/3 before the kill, so the leases expired ttl*2/3 to ttl after it
+    assert 0.5 * ttl <= waited <= ttl + ttl / 3 + 0.5, waited
+
+
+async def test_a_cancelled_acquire_leaves_no_ticket_and_the_queue_moves_on(
+    redis_server: RedisServer,
+) -> None:
+    holder = SharedSlots(redis_server.url, "c", limit=1, ttl=5)
+    other = SharedSlots(redis_server.url, "c", ttl=5)
+    await holder.open()
+    await other.open()
+    try:
+        lease = await holder.acquire()
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(other.acquire)
+                while await _tickets(holder) == 0:  # noqa: ASYNC110 (Redis's state: its ticket queued)
+                    await anyio.sleep(0.01)
+                tg.cancel_scope.cancel()
+        assert await _tickets(holder) == 0 and not other.waiting
+        assert await holder.in_use() == 1
+        await holder.release(lease)
+        await holder.release(lease)  # idempotent
+        with anyio.fail_after(2):
+            await other.acquire()
+        assert await holder.in_use() == 1
+    finally:
+        await holder.aclose()
+        await other.aclose()
+    assert await _count(redis_server, "c") == 0  # aclose gave everything back
+
+
+async def _count(redis_server: RedisServer, pool: str) -> int:
+    probe = SharedSlots(redis_server.url, pool)
+    await probe.open()
+    try:
+        return await probe.in_use() + await _tickets(probe)
+    finally:
+        await probe.aclose()
+
+
+async def test_waiters_are_served_in_ticket_order_across_clients(
+    redis_server: RedisServer,
+) -> None:
+    clients = [SharedSlots(redis_server.url, "f", limit=1, ttl=5) for _ in range(4)]
+    for c in clients:
+        await c.open()
+    order: list[int] = []
+    try:
+        first = await clients[0].acquire()
+
+        async def wait_then_release(i: int) -> None:
+            lease = await clients[i].acquire()
+            order.append(i)
+            await clients[i].release(lease)
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                for i in (3, 1, 2):  # queue in this order, one ticket at a time
+                    before = await _tickets(clients[0])
+                    tg.start_soon(wait_then_release, i)
+                    while await _tickets(clients[0]) == before:  # noqa: ASYNC110 (Redis's state)
+                        await anyio.sleep(0.01)
+                await clients[0].release(first)
+        assert order == [3, 1, 2]
+    finally:
+        for c in clients:
+            await c.aclose()
+
+
+async def test_a_lease_that_expired_is_reported_lost_not_regranted(
+    redis_server: RedisServer,
+) -> None:
+    stalled = SharedSlots(redis_server.url, "l", limit=1, ttl=0.3)  # no heartbeat running
+    other = SharedSlots(redis_server.url, "l", ttl=5)
+    await stalled.open()
+    await other.open()
+    try:
+        lease = await stalled.acquire()
+        with anyio.fail_after(3):
+            taken = await other.acquire()  # granted once the stalled lease expired
+        assert await stalled.renew() == [lease]
+        assert stalled.lost == 1 and lease not in stalled.held
+        assert await other.renew() == [] and taken in other.held
+        assert int(await other._redis.get(other.keys["lost"])) == 1
+        assert await other.in_use() == 1
+    finally:
+        await stalled.aclose()
+        await other.aclose()
+
+
+async def test_a_cancelled_stream_gives_its_lease_back(redis_server: RedisServer) -> None:
+    async with (
+        ReferenceServer(SERVER) as server,
+        StreamClient(server.base_url) as client,
+        Dispatcher("fixed:2", coordinator=redis_server.url, pool="s") as d,
+    ):
+
+        async def stream_until_cancelled() -> None:
+            msg = [{"role": "user", "content": "hi"}]
+            async with client.chat(
+                model=SERVER.model, messages=msg, max_tokens=4000, ignore_eos=True
+            ) as stream:
+                async for _ in stream:
+                    scope.cancel()  # the first chunk in: the caller gives up
+
+        with anyio.CancelScope() as scope:
+            await d.submit(stream_until_cancelled)
+        assert scope.cancelled_caught
+        with anyio.fail_after(5):
+            while await d._shared.in_use():  # type: ignore[union-attr]  # noqa: ASYNC110 (background release)
+                await anyio.sleep(0.01)
+    assert await _count(redis_server, "s") == 0
+
+
+def test_a_shared_pool_needs_a_fixed_limit_for_now() -> None:
+    with pytest.raises(ValueError, match="fixed limit"):
+        Dispatcher("auto", coordinator="redis://127.0.0.1:1/0")
