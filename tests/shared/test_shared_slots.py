@@ -202,3 +202,40 @@ async def test_a_cancelled_stream_gives_its_lease_back(redis_server: RedisServer
 def test_a_shared_pool_needs_a_fixed_limit_for_now() -> None:
     with pytest.raises(ValueError, match="fixed limit"):
         Dispatcher("auto", coordinator="redis://127.0.0.1:1/0")
+
+
+async def test_shorter_requests_go_first_but_not_past_the_reorder_wait(
+    redis_server: RedisServer,
+) -> None:
+    """Arriving together, the line is shortest first; a long request that waited past
+    ``max_reorder_wait`` is not overtaken by a short one that arrives after that."""
+    clients = [
+        SharedSlots(redis_server.url, "o", limit=1, ttl=5, max_reorder_wait=0.3) for _ in range(5)
+    ]
+    for c in clients:
+        await c.open()
+    order: list[int] = []
+    try:
+        first = await clients[0].acquire()
+
+        async def wait_then_release(i: int, n: float) -> None:
+            lease = await clients[i].acquire(n)
+            order.append(i)
+            await clients[i].release(lease)
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                for i, n in ((1, 500), (2, 10), (3, 100)):
+                    before = await _tickets(clients[0])
+                    tg.start_soon(wait_then_release, i, n)
+                    while await _tickets(clients[0]) == before:  # noqa: ASYNC110 (Redis's state)
+                        await anyio.sleep(0.01)
+                await anyio.sleep(0.4)  # past the reorder wait: ticket 1's handicap is spent
+                tg.start_soon(wait_then_release, 4, 1)
+                while await _tickets(clients[0]) < 4:  # noqa: ASYNC110 (Redis's state)
+                    await anyio.sleep(0.01)
+                await clients[0].release(first)
+        assert order == [2, 3, 1, 4]
+    finally:
+        for c in clients:
+            await c.aclose()

@@ -60,7 +60,7 @@ class Dispatcher(EarlyRelease, JobListener):
         lease_ttl: float = 15.0,
     ) -> None:
         self._policy = make_policy(policy)
-        self._shared = _shared_slots(self._policy, coordinator, pool, lease_ttl)
+        self._shared = _shared_slots(self._policy, coordinator, pool, lease_ttl, max_reorder_wait)
         self._admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
         self.retries, self.max_retry_wait = retries, max_retry_wait
         self._admitted: dict[int, anyio.Event] = {}
@@ -246,7 +246,7 @@ class Dispatcher(EarlyRelease, JobListener):
             raise _cancelled("the dispatcher closed before the job was admitted")
         if self._shared is not None:
             try:
-                job.lease = await self._shared.acquire()
+                job.lease = await self._shared.acquire(job.expected_tokens)
             except BaseException:
                 self._release(job)
                 raise
@@ -358,7 +358,7 @@ class Dispatcher(EarlyRelease, JobListener):
 
 
 def _shared_slots(
-    policy: Policy, coordinator: str | None, pool: str, ttl: float
+    policy: Policy, coordinator: str | None, pool: str, ttl: float, reorder: float
 ) -> SharedSlots | None:
     """The pool's shared slots, when a coordinator is named (a fixed limit, for now)."""
     if coordinator is None:
@@ -368,7 +368,7 @@ def _shared_slots(
             f"a shared pool takes a fixed limit for now (policy='fixed:N' or 'serial'), not"
             f" {policy.describe()!r}: one leader running auto for every process is not built yet"
         )
-    return SharedSlots(coordinator, pool, limit=policy.n, ttl=ttl)
+    return SharedSlots(coordinator, pool, limit=policy.n, ttl=ttl, max_reorder_wait=reorder)
 
 
 def _cancelled(why: str) -> BaseException:

@@ -4,7 +4,10 @@ Keys (one hash tag per pool, so a Redis Cluster keeps a pool on one node):
 
 - ``leases``: sorted set, a slot held by a request, scored by its expiry (ms, Redis ``TIME``);
 - ``limit``: how many leases may exist at once (written by whoever sets the pool's limit);
-- ``tickets``: sorted set, the FIFO of waiting acquirers, scored by a ticket number (``seq``);
+- ``tickets``: sorted set, the waiting acquirers in the order they are served, scored by
+  arrival (Redis ms) plus a handicap that grows with the expected length: shortest first among
+  requests that arrive together, first come first served across longer spans (a request of the
+  longest kind is overtaken only by requests that arrive within ``max_reorder_wait`` after it);
 - ``waiters``: sorted set, each waiting ticket scored by its heartbeat expiry, so a waiter that
   died leaves the queue instead of blocking it;
 - ``lost``: a counter of leases found expired when their holder renewed them.
@@ -29,14 +32,15 @@ for _, w in ipairs(dead) do
 end
 """
 
-# KEYS: leases, limit, tickets, waiters, seq   ARGV: ticket, ttl_ms
+# KEYS: leases, limit, tickets, waiters, seq   ARGV: ticket, ttl_ms, handicap_ms
 ENQUEUE = (
     _PRELUDE
     + """
-local n = redis.call('INCR', KEYS[5])
-redis.call('ZADD', KEYS[3], n, ARGV[1])
+redis.call('INCR', KEYS[5])
+local score = now + tonumber(ARGV[3])
+redis.call('ZADD', KEYS[3], score, ARGV[1])
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[1])
-return n
+return score
 """
 )
 

@@ -3,7 +3,9 @@
 A request holds a lease from admission to release. Leases expire on Redis's clock unless
 their holder renews them (every ``ttl / 3``, all of a process's leases in one script call), so a
 process killed with SIGKILL gives its slots back within ``ttl`` plus one heartbeat. Waiters
-queue by ticket (FIFO across processes) and heartbeat too, so a dead waiter leaves the queue.
+queue by ticket, shortest first among those that arrive together, first come first served over
+longer spans (see :meth:`SharedSlots.acquire`), and heartbeat too, so a dead waiter leaves the
+queue.
 A lease found expired on renewal is *lost*: logged and counted, never silently granted again.
 """
 
@@ -38,11 +40,13 @@ class SharedSlots:
         ttl: float = 15.0,
         timeout: float = 2.0,
         poll: float = 0.25,
+        max_reorder_wait: float = 60.0,
     ) -> None:
         if ttl <= 0:
             raise ValueError(f"lease ttl must be positive, got {ttl}")
         self.url, self.pool, self.ttl, self.poll = url, pool, ttl, poll
         self.limit = limit
+        self.max_reorder_wait = max_reorder_wait
         self.keys = keys(pool)
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.held: set[str] = set()  # leases this process holds
@@ -98,13 +102,20 @@ class SharedSlots:
                 await self.renew()
 
     # -- slots -----------------------------------------------------------------------------
-    async def acquire(self) -> str:
-        """Wait for a lease (FIFO with every process's waiters); return its id."""
+    async def acquire(self, expected_tokens: float | None = None) -> str:
+        """Wait for a lease, in line with every process's waiters; return its id.
+
+        The line is ordered by arrival plus a handicap of ``expected_tokens / 1024`` of
+        ``max_reorder_wait`` (unknown lengths: the whole of it), so shorter requests that
+        arrive together go first and nothing waits much past ``max_reorder_wait``.
+        """
+        share = 1.0 if expected_tokens is None else min(1.0, max(0.0, expected_tokens) / 1024)
+        handicap = round(share * self.max_reorder_wait * 1000)
         ticket = f"t:{self.owner}:{uuid.uuid4().hex}"
         lease = f"l:{self.owner}:{uuid.uuid4().hex}"
         self.waiting.add(ticket)
         try:
-            await self._call("enqueue", [ticket, self._ttl_ms()])
+            await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
             while True:
                 self._released = anyio.Event()
                 t0 = time.perf_counter()
@@ -118,7 +129,7 @@ class SharedSlots:
                     self.held.add(lease)
                     return lease
                 if granted == -1:  # swept as a dead waiter (we stalled past the ttl): requeue
-                    await self._call("enqueue", [ticket, self._ttl_ms()])
+                    await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
                 with anyio.move_on_after(self.poll):
                     await self._released.wait()
         except BaseException:
