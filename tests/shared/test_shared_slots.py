@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import httpx
 import pytest
 
 from fairstream import Dispatcher, ReferenceServer, ServerConfig, StreamClient
+from fairstream._dispatch._breaker import CoordinatorDown
 from fairstream._dispatch._shared import SharedSlots
 
 from .conftest import RedisServer
@@ -239,3 +241,48 @@ async def test_shorter_requests_go_first_but_not_past_the_reorder_wait(
     finally:
         for c in clients:
             await c.aclose()
+
+
+async def _renew_when_reachable(slots: SharedSlots) -> list[str]:
+    with anyio.fail_after(15):
+        while True:
+            try:
+                return await slots.renew()
+            except CoordinatorDown:  # the breaker's cooldown (1 s, then 2 s, ...)
+                await anyio.sleep(0.1)
+
+
+async def test_redis_stopped_then_restarted_mid_run(
+    redis_server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Down: each of 2 processes admits on its share (4 // 2), not the whole limit, and says
+    so once. Back with its keys lost: the epoch tells, held leases are put back, and shared
+    admission resumes."""
+    a = SharedSlots(redis_server.url, "r", limit=4, ttl=3)
+    b = SharedSlots(redis_server.url, "r", limit=4, ttl=3)
+    await a.open()
+    await b.open()
+    try:
+        await a.renew()
+        assert a.live == 2
+        shared = await a.acquire()
+        redis_server.stop()
+        with caplog.at_level(logging.WARNING, logger="fairstream"):
+            local = [await a.acquire(), await a.acquire()]
+            assert all(x.startswith("local:") for x in local)
+            with anyio.move_on_after(0.5) as scope:
+                await a.acquire()  # a third would exceed this process's share
+            assert scope.cancelled_caught
+        unreachable = [r for r in caplog.records if "unreachable" in r.getMessage()]
+        assert len(unreachable) == 1, [r.getMessage() for r in caplog.records]
+        redis_server.start()  # an empty Redis: the pool's keys are gone
+        assert await _renew_when_reachable(a) == []  # put back, not lost
+        assert a.restarts == 1 and a.lost == 0
+        assert await a.in_use() == 1 and shared in a.held
+        for x in local:
+            await a.release(x)
+        again = await a.acquire()
+        assert again.startswith("l:") and await a.in_use() == 2
+    finally:
+        await a.aclose()
+        await b.aclose()

@@ -10,7 +10,9 @@ Keys (one hash tag per pool, so a Redis Cluster keeps a pool on one node):
   longest kind is overtaken only by requests that arrive within ``max_reorder_wait`` after it);
 - ``waiters``: sorted set, each waiting ticket scored by its heartbeat expiry, so a waiter that
   died leaves the queue instead of blocking it;
-- ``lost``: a counter of leases found expired when their holder renewed them.
+- ``lost``: a counter of leases found expired when their holder renewed them;
+- ``procs``: sorted set of live processes scored by heartbeat expiry (their count sizes the
+  local fallback); ``epoch``: a token set once, so a Redis that lost its keys is noticed.
 
 Expired leases and dead waiters are swept by every script that reads them, so nothing depends
 on a janitor process. Clients never send a time: Redis's ``TIME`` is the only clock.
@@ -84,28 +86,42 @@ return gone
 """
 )
 
-# KEYS: leases, limit, tickets, waiters, lost   ARGV: ttl_ms, n_leases, leases..., tickets...
-# -> the leases that had expired (lost: their slot may already be someone else's)
+# KEYS: leases, limit, tickets, waiters, lost, procs, epoch
+# ARGV: ttl_ms, owner, epoch, n_leases, leases..., tickets...
+# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, lost leases...}. A changed or missing epoch means Redis lost
+# its keys (a restart): the caller's leases are put back, not reported lost.
 RENEW = (
     _PRELUDE
     + """
 local ttl = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
-local lost = {}
-for i = 3, 2 + n do
+local n = tonumber(ARGV[4])
+local epoch = redis.call('GET', KEYS[7])
+local restarted = epoch ~= ARGV[3]
+if not epoch then
+  redis.call('SET', KEYS[7], ARGV[3])
+  epoch = ARGV[3]
+end
+local out = {epoch, 0, restarted and 1 or 0}
+for i = 5, 4 + n do
+  if restarted then
+    redis.call('ZADD', KEYS[1], 'NX', now + ttl, ARGV[i])
+  end
   if redis.call('ZADD', KEYS[1], 'XX', 'CH', now + ttl, ARGV[i]) == 0 then
     if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then
-      table.insert(lost, ARGV[i])
+      table.insert(out, ARGV[i])
     end
   end
 end
-for i = 3 + n, #ARGV do
+for i = 5 + n, #ARGV do
   redis.call('ZADD', KEYS[4], 'XX', now + ttl, ARGV[i])
 end
-if #lost > 0 then
-  redis.call('INCRBY', KEYS[5], #lost)
+if #out > 3 then
+  redis.call('INCRBY', KEYS[5], #out - 3)
 end
-return lost
+redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
+redis.call('ZADD', KEYS[6], now + ttl, ARGV[2])
+out[2] = redis.call('ZCARD', KEYS[6])
+return out
 """
 )
 
@@ -113,5 +129,5 @@ return lost
 def keys(pool: str) -> dict[str, str]:
     """The pool's key names, all under one hash tag."""
     base = f"fairstream:{{{pool}}}:"
-    names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released")
+    names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released", "procs", "epoch")
     return {name: base + name for name in names}

@@ -5,12 +5,17 @@ their holder renews them (every ``ttl / 3``, all of a process's leases in one sc
 process killed with SIGKILL gives its slots back within ``ttl`` plus one heartbeat. Waiters
 queue by ticket, shortest first among those that arrive together, first come first served over
 longer spans (see :meth:`SharedSlots.acquire`), and heartbeat too, so a dead waiter leaves the
-queue.
-A lease found expired on renewal is *lost*: logged and counted, never silently granted again.
+queue. A lease found expired on renewal is *lost*: logged and counted, never granted again.
+
+When Redis cannot be reached, a circuit breaker stops calling it for a while and each process
+admits on a local share of the limit, ``max(1, limit // live processes seen last)``, never the
+whole limit. A Redis that lost its keys (a restart) is noticed by its epoch: the leases this
+process holds are put back rather than reported lost.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -21,11 +26,13 @@ from typing import Any
 import anyio
 
 from .._errors import require
+from ._breaker import Breaker, CoordinatorDown
 from ._lua import ACQUIRE, ENQUEUE, RELEASE, RENEW, keys
 
 __all__ = ["SharedSlots"]
 
 log = logging.getLogger("fairstream.dispatch")
+_LOCAL = "local:"  # a slot granted by the fallback, not by Redis
 
 
 class SharedSlots:
@@ -38,7 +45,7 @@ class SharedSlots:
         *,
         limit: int | None = None,
         ttl: float = 15.0,
-        timeout: float = 2.0,
+        timeout: float = 1.0,
         poll: float = 0.25,
         max_reorder_wait: float = 60.0,
     ) -> None:
@@ -49,14 +56,19 @@ class SharedSlots:
         self.max_reorder_wait = max_reorder_wait
         self.keys = keys(pool)
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.epoch = uuid.uuid4().hex
         self.held: set[str] = set()  # leases this process holds
         self.waiting: set[str] = set()  # tickets this process queues
         self.lost = 0  # leases found expired on renewal
-        self.round_trips: list[float] = []  # seconds per acquire script call (bounded below)
+        self.live = 1  # processes of the pool seen at the last heartbeat
+        self.restarts = 0  # times Redis was found without our epoch
+        self.round_trips: list[float] = []  # seconds per acquire script call (bounded)
+        self.breaker = Breaker(f"Redis at {url}")
         self._timeout = timeout
         self._redis: Any = None
         self._scripts: dict[str, Any] = {}
         self._released = anyio.Event()
+        self._local: anyio.Semaphore | None = None  # the fallback's share, while Redis is away
 
     # -- lifecycle -------------------------------------------------------------------------
     async def open(self) -> None:
@@ -78,15 +90,19 @@ class SharedSlots:
             self._scripts[name] = self._redis.register_script(source)
         if self.limit is not None:
             await self._redis.set(self.keys["limit"], self.limit)
+        await self._redis.set(self.keys["epoch"], self.epoch, nx=True)
+        self.epoch = (await self._redis.get(self.keys["epoch"])).decode()
+        await self.renew()  # counts this process among the live ones
 
     async def aclose(self) -> None:
         """Give back every lease and ticket still held, then disconnect."""
         if self._redis is None:
             return
         with anyio.CancelScope(shield=True):
-            left = [*self.held, *self.waiting]
+            left = [x for x in (*self.held, *self.waiting) if not x.startswith(_LOCAL)]
             if left:
-                await self._call("release", left)
+                with contextlib.suppress(CoordinatorDown):  # else they expire within the ttl
+                    await self._call("release", left)
             self.held.clear()
             self.waiting.clear()
             await self._redis.aclose()
@@ -99,7 +115,8 @@ class SharedSlots:
             task_status.started()
             while True:
                 await anyio.sleep(self.ttl / 3)
-                await self.renew()
+                with contextlib.suppress(CoordinatorDown):  # logged once by the breaker
+                    await self.renew()
 
     # -- slots -----------------------------------------------------------------------------
     async def acquire(self, expected_tokens: float | None = None) -> str:
@@ -111,47 +128,39 @@ class SharedSlots:
         """
         share = 1.0 if expected_tokens is None else min(1.0, max(0.0, expected_tokens) / 1024)
         handicap = round(share * self.max_reorder_wait * 1000)
-        ticket = f"t:{self.owner}:{uuid.uuid4().hex}"
-        lease = f"l:{self.owner}:{uuid.uuid4().hex}"
-        self.waiting.add(ticket)
-        try:
-            await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
-            while True:
-                self._released = anyio.Event()
-                t0 = time.perf_counter()
-                granted, _used, _limit = await self._call(
-                    "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1]
-                )
-                if len(self.round_trips) < 100_000:
-                    self.round_trips.append(time.perf_counter() - t0)
-                if granted == 1:
-                    self.waiting.discard(ticket)
-                    self.held.add(lease)
-                    return lease
-                if granted == -1:  # swept as a dead waiter (we stalled past the ttl): requeue
-                    await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
-                with anyio.move_on_after(self.poll):
-                    await self._released.wait()
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                self.waiting.discard(ticket)
-                await self._call("release", [ticket, lease])
-                self.held.discard(lease)
-            raise
+        while True:
+            try:
+                return await self._acquire_shared(handicap)
+            except CoordinatorDown:
+                granted = await self._acquire_local()
+                if granted is not None:
+                    return granted
 
     async def release(self, lease: str) -> None:
         """Give a lease back (idempotent; runs to the end even when cancelled)."""
         with anyio.CancelScope(shield=True):
+            if lease.startswith(_LOCAL):
+                if lease in self.held and self._local is not None:
+                    self._local.release()
+                self.held.discard(lease)
+                return
             self.held.discard(lease)
-            await self._call("release", [lease])
+            with contextlib.suppress(CoordinatorDown):  # else it expires within the ttl
+                await self._call("release", [lease])
 
     async def renew(self) -> list[str]:
         """Extend every lease and ticket of this process; return (and count) the lost ones."""
-        if not self.held and not self.waiting:
-            return []
-        held = sorted(self.held)
-        raw = await self._call("renew", [self._ttl_ms(), len(held), *held, *sorted(self.waiting)])
-        lost = [x.decode() if isinstance(x, bytes) else str(x) for x in raw]
+        held = sorted(x for x in self.held if not x.startswith(_LOCAL))
+        args = [self._ttl_ms(), self.owner, self.epoch, len(held), *held, *sorted(self.waiting)]
+        raw = await self._call("renew", args)
+        epoch, self.live = _text(raw[0]), max(1, int(raw[1]))
+        if int(raw[2]):
+            self.restarts += 1
+            log.warning("Redis at %s lost the pool's keys (restarted?): leases put back", self.url)
+            self.epoch = epoch
+            if self.limit is not None:
+                await self._redis.set(self.keys["limit"], self.limit)
+        lost = [_text(x) for x in raw[3:]]
         for lease in lost:
             self.held.discard(lease)
         if lost:
@@ -177,30 +186,97 @@ class SharedSlots:
         await self._redis.zremrangebyscore(self.keys["leases"], "-inf", now)
         return int(await self._redis.zcard(self.keys["leases"]))
 
+    def fallback_limit(self) -> int:
+        """What this process may run while Redis is away: its share, never the whole."""
+        return max(1, (self.limit or 1) // max(1, self.live))
+
     # -- internals -------------------------------------------------------------------------
+    async def _acquire_shared(self, handicap: int) -> str:
+        ticket = f"t:{self.owner}:{uuid.uuid4().hex}"
+        lease = f"l:{self.owner}:{uuid.uuid4().hex}"
+        self.waiting.add(ticket)
+        try:
+            await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
+            while True:
+                self._released = anyio.Event()
+                t0 = time.perf_counter()
+                granted, _used, _limit = await self._call(
+                    "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1]
+                )
+                if len(self.round_trips) < 100_000:
+                    self.round_trips.append(time.perf_counter() - t0)
+                if granted == 1:
+                    self.waiting.discard(ticket)
+                    self.held.add(lease)
+                    return lease
+                if granted == -1:  # swept as a dead waiter (we stalled past the ttl): requeue
+                    await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
+                with anyio.move_on_after(self.poll):
+                    await self._released.wait()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                self.waiting.discard(ticket)
+                if not self.breaker.is_open:
+                    # else the ticket's heartbeat stops: it leaves the line within the ttl
+                    with contextlib.suppress(CoordinatorDown):
+                        await self._call("release", [ticket, lease])
+                self.held.discard(lease)
+            raise
+
+    async def _acquire_local(self) -> str | None:
+        """A slot from this process's share while the breaker is open; None: try Redis again."""
+        if self._local is None or not any(x.startswith(_LOCAL) for x in self.held):
+            self._local = anyio.Semaphore(self.fallback_limit())
+        with anyio.move_on_after(max(0.0, self.breaker.open_until - time.monotonic())):
+            await self._local.acquire()
+            token = f"{_LOCAL}{uuid.uuid4().hex}"
+            self.held.add(token)
+            return token
+        return None
+
     def _ttl_ms(self) -> int:
         return max(1, math.ceil(self.ttl * 1000))
 
     async def _call(self, name: str, args: list[Any]) -> Any:
+        """Run one script; a Redis that cannot be reached opens the breaker."""
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+
+        self.breaker.check()
         k = self.keys
         names = [k["leases"], k["limit"], k["tickets"], k["waiters"]]
-        if name == "enqueue":
-            names.append(k["seq"])
-        elif name == "release":
-            names.append(k["released"])
-        elif name == "renew":
-            names.append(k["lost"])
-        return await self._scripts[name](keys=names, args=args)
+        names += {
+            "enqueue": [k["seq"]],
+            "release": [k["released"]],
+            "renew": [k["lost"], k["procs"], k["epoch"]],
+        }.get(name, [])
+        try:
+            result = await self._scripts[name](keys=names, args=args)
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            self.breaker.failed(exc)
+            raise CoordinatorDown(str(exc)) from exc
+        self.breaker.succeeded()
+        return result
 
     async def _listen(self) -> None:
         """Wake local waiters when any process releases a slot (else they poll)."""
-        pubsub = self._redis.pubsub()
-        try:
-            await pubsub.subscribe(self.keys["released"])
-            while True:
-                msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
-                if msg is not None:
-                    self._released.set()
-        finally:
-            with anyio.CancelScope(shield=True):
-                await pubsub.aclose()
+        while True:
+            pubsub = self._redis.pubsub()
+            try:
+                await pubsub.subscribe(self.keys["released"])
+                while True:
+                    msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
+                    if msg is not None:
+                        self._released.set()
+            except Exception:  # Redis went away: waiters poll; listen again later
+                await anyio.sleep(self.poll)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await pubsub.aclose()
+                    except Exception:
+                        log.debug("closing the pubsub connection failed", exc_info=True)
+
+
+def _text(x: Any) -> str:
+    return x.decode() if isinstance(x, bytes) else str(x)

@@ -1,0 +1,47 @@
+"""A circuit breaker for the coordinator: after a failed Redis call, stop calling it for a
+while (1 s, doubling to 30 s) and say so once in the log; close again on the first success."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+__all__ = ["Breaker", "CoordinatorDown"]
+
+log = logging.getLogger("fairstream.dispatch")
+
+
+class CoordinatorDown(Exception):
+    """Redis is unreachable (or the breaker is open): use the local fallback."""
+
+
+class Breaker:
+    """Open after a failure, half-open after a cooldown, closed after a success."""
+
+    def __init__(self, what: str, first: float = 1.0, most: float = 30.0) -> None:
+        self.what, self.first, self.most = what, first, most
+        self.open_until = 0.0
+        self.cooldown = 0.0
+        self.failures = 0
+
+    @property
+    def is_open(self) -> bool:
+        return time.monotonic() < self.open_until
+
+    def check(self) -> None:
+        """Raise :class:`CoordinatorDown` while open."""
+        if self.is_open:
+            raise CoordinatorDown(self.what)
+
+    def failed(self, exc: BaseException) -> None:
+        if not self.cooldown:
+            log.warning("%s unreachable (%s): admitting on a local share", self.what, exc)
+        self.cooldown = min(self.most, self.cooldown * 2 or self.first)
+        self.open_until = time.monotonic() + self.cooldown
+        self.failures += 1
+
+    def succeeded(self) -> None:
+        if self.cooldown:
+            log.warning("%s reachable again: shared admission resumes", self.what)
+        self.cooldown = 0.0
+        self.open_until = 0.0
