@@ -286,3 +286,36 @@ async def test_redis_stopped_then_restarted_mid_run(
     finally:
         await a.aclose()
         await b.aclose()
+
+
+async def test_a_stalled_process_finds_its_leases_lost_and_says_so(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """SIGSTOP past the ttl: its slots go to others (the pool never counts more than its
+    limit) and, once resumed, its heartbeat reports both leases lost (counted in Redis)."""
+    ttl = 1.5
+    with ReferenceServer.in_subprocess(SERVER) as server:
+        out = tmp_path / "s"
+        holder = _worker(server.base_url, SERVER.model, redis_server.url, "z", 2, 0, out, "hold")
+        assert holder.stdout is not None
+        slots = SharedSlots(redis_server.url, "z", limit=2, ttl=5)
+        try:
+            assert holder.stdout.readline().strip() == "ready"
+            assert holder.stdout.readline().strip() == "holding"
+            await slots.open()
+            os.kill(holder.pid, signal.SIGSTOP)
+            with anyio.fail_after(3 * ttl):
+                await slots.acquire()
+                await slots.acquire()
+            assert await slots.in_use() == 2
+            os.kill(holder.pid, signal.SIGCONT)
+            with anyio.fail_after(3 * ttl):
+                while int(await slots._redis.get(slots.keys["lost"]) or 0) < 2:  # noqa: ASYNC110
+                    await anyio.sleep(0.05)
+            assert await slots.in_use() == 2  # the lost leases were not granted back
+        finally:
+            await slots.aclose()
+            os.kill(holder.pid, signal.SIGCONT)
+            holder.kill()
+            holder.wait()
+            holder.stdout.close()
