@@ -46,8 +46,10 @@ return score
 """
 )
 
-# KEYS: leases, limit, tickets, waiters   ARGV: ticket, lease, ttl_ms, default_limit
-# -> {granted (1, 0; -1: the ticket is gone), leases held, limit}
+# KEYS: leases, limit, tickets, waiters   ARGV: ticket, lease, ttl_ms, default_limit, ready_ms
+# -> {granted (1, 0; -1: the ticket is gone), leases held, limit}. A ticket is not granted
+# before ``ready_ms`` (its enqueue time plus a short gathering window), so requests that
+# several processes send at once are in line, and ordered, before the first is granted.
 ACQUIRE = (
     _PRELUDE
     + """
@@ -57,7 +59,7 @@ local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
 if not rank then
   return {-1, used, limit}
 end
-if rank >= limit - used then
+if rank >= limit - used or now < tonumber(ARGV[5]) then
   redis.call('ZADD', KEYS[4], 'XX', now + tonumber(ARGV[3]), ARGV[1])
   return {0, used, limit}
 end
@@ -88,8 +90,9 @@ return gone
 
 # KEYS: leases, limit, tickets, waiters, lost, procs, epoch
 # ARGV: ttl_ms, owner, epoch, n_leases, leases..., tickets...
-# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, lost leases...}. A changed or missing epoch means Redis lost
-# its keys (a restart): the caller's leases are put back, not reported lost.
+# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, lost leases...}.
+# A changed or missing epoch means Redis lost its keys (a restart): the caller's leases are put
+# back, not reported lost.
 RENEW = (
     _PRELUDE
     + """

