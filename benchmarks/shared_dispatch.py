@@ -5,8 +5,11 @@ and send them at once, over real HTTP, to one reference server in its own proces
 
 - ``naive``: every process sends all its jobs at once;
 - ``per-process``: each process has its own ``Dispatcher("auto")``;
-- ``shared``: every process's ``Dispatcher`` shares one pool in Redis (static server: 2 x B,
-  a batch running and one waiting; continuous: its slots), the line shortest first;
+- ``shared``: every process's ``Dispatcher`` shares one pool in Redis with a fixed limit
+  (static server: 2 x B, a batch running and one waiting; continuous: its slots), the line
+  shortest first;
+- ``shared-auto``: the same pool with ``policy="auto"``: one leader runs auto on every
+  process's samples and writes the limit;
 - ``single``: one process with one ``Dispatcher("auto")`` runs all 160 (the reference).
 
 Per configuration, medians over runs: short-request E2E p50 (from submission), makespan, the
@@ -82,6 +85,8 @@ async def worker(args: argparse.Namespace) -> None:
             d = Dispatcher("auto")
         elif args.mode == "shared":
             d = Dispatcher(f"fixed:{args.limit}", coordinator=args.redis, pool=args.pool)
+        elif args.mode == "shared-auto":
+            d = Dispatcher("auto", coordinator=args.redis, pool=args.pool)
 
         async def one(n: int) -> None:
             async def run() -> Any:
@@ -108,7 +113,7 @@ async def worker(args: argparse.Namespace) -> None:
                 print("ready", flush=True)
                 sys.stdin.readline()
                 await go()
-        trips = d._shared.round_trips if d is not None and d._shared is not None else []
+        trips = d._shared.slots.round_trips if d is not None and d._shared is not None else []
     rec.close()
     print(json.dumps({"round_trips": trips}), flush=True)
 
@@ -172,7 +177,7 @@ def _line(procs: int, mode: str, rows: list[dict[str, Any]], limit: int) -> str:
     if trips:
         p50, p99 = trips[len(trips) // 2], trips[int(0.99 * len(trips))]
         over = f"{p50 * 1e3:.2f}/{p99 * 1e3:.2f} ms"
-    viol = sum(r["peak"] > limit for r in rows) if mode == "shared" else 0
+    viol = sum(r["peak"] > limit for r in rows) if mode == "shared" else 0  # auto: no fixed one
     failed = sum(r["failed"] for r in rows)
     return (
         f"  {procs:>5} {mode:<12} {med['short_p50']:>8.2f}s {med['makespan']:>8.2f}s"
@@ -223,7 +228,9 @@ def main() -> int:
             print(f"  {'procs':>5} {'mode':<12} {'short p50':>9} {'makespan':>9} {'goodput':>8}"
                   f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16}")  # fmt: skip
             for procs in [1] + [int(p) for p in args.procs.split(",")]:
-                modes = ["single"] if procs == 1 else ["naive", "per-process", "shared"]
+                modes = (
+                    ["single"] if procs == 1 else ["naive", "per-process", "shared", "shared-auto"]
+                )
                 for mode in modes:
                     rows = []
                     for r in range(args.runs):

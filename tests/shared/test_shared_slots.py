@@ -196,14 +196,9 @@ async def test_a_cancelled_stream_gives_its_lease_back(redis_server: RedisServer
             await d.submit(stream_until_cancelled)
         assert scope.cancelled_caught
         with anyio.fail_after(5):
-            while await d._shared.in_use():  # type: ignore[union-attr]  # noqa: ASYNC110 (background release)
+            while await d._shared.slots.in_use():  # type: ignore[union-attr]  # noqa: ASYNC110 (background release)
                 await anyio.sleep(0.01)
     assert await _count(redis_server, "s") == 0
-
-
-def test_a_shared_pool_needs_a_fixed_limit_for_now() -> None:
-    with pytest.raises(ValueError, match="fixed limit"):
-        Dispatcher("auto", coordinator="redis://127.0.0.1:1/0")
 
 
 async def test_shorter_requests_go_first_but_not_past_the_reorder_wait(

@@ -35,8 +35,8 @@ from ._early import EarlyRelease
 from ._failures import is_overload, is_retryable, retry_after
 from ._job import Job, JobListener
 from ._names import make_policy
-from ._policies import Fixed, Policy
-from ._shared import SharedSlots
+from ._policies import Policy
+from ._pool import SharedPool, local_policy
 
 __all__ = ["Dispatcher"]
 
@@ -60,7 +60,17 @@ class Dispatcher(EarlyRelease, JobListener):
         lease_ttl: float = 15.0,
     ) -> None:
         self._policy = make_policy(policy)
-        self._shared = _shared_slots(self._policy, coordinator, pool, lease_ttl, max_reorder_wait)
+        self._shared: SharedPool | None = None
+        if coordinator is not None:
+            spec = policy
+            self._shared = SharedPool(
+                lambda: make_policy(spec),
+                coordinator,
+                pool,
+                ttl=lease_ttl,
+                max_reorder_wait=max_reorder_wait,
+            )
+            self._policy = local_policy(self._policy, shared=True)
         self._admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
         self.retries, self.max_retry_wait = retries, max_retry_wait
         self._admitted: dict[int, anyio.Event] = {}
@@ -134,6 +144,8 @@ class Dispatcher(EarlyRelease, JobListener):
     @property
     def policy(self) -> str:
         """The current policy, e.g. ``auto: static, B=8 (limit 16)``."""
+        if self._shared is not None:
+            return self._shared.describe()
         return self._policy.describe()
 
     @property
@@ -227,6 +239,8 @@ class Dispatcher(EarlyRelease, JobListener):
         job.ok = False
         if is_overload(exc):
             self._admission.overload(time.perf_counter(), retry_after(exc))
+            if self._shared is not None:
+                self._shared.note("overload", job)
 
     async def _acquire(self, expected_tokens: float | None, key: Any, label: str | None) -> Job:
         self._require_open("submit")
@@ -246,7 +260,7 @@ class Dispatcher(EarlyRelease, JobListener):
             raise _cancelled("the dispatcher closed before the job was admitted")
         if self._shared is not None:
             try:
-                job.lease = await self._shared.acquire(job.expected_tokens)
+                await self._shared.acquire(job)
             except BaseException:
                 self._release(job)
                 raise
@@ -255,8 +269,9 @@ class Dispatcher(EarlyRelease, JobListener):
     def _release(self, job: Job) -> None:
         if job.lease is not None and self._shared is not None:
             lease, job.lease = job.lease, None
+            self._shared.note("done", job, job.traces)
             if self._tg is not None and self._state == "open":
-                self._tg.start_soon(self._shared.release, lease)
+                self._tg.start_soon(self._shared.slots.release, lease)
             # else: closing; aclose() gives back every lease still held
         if job.done is None:
             traces = job.traces or [_bare_trace(job)]
@@ -326,6 +341,8 @@ class Dispatcher(EarlyRelease, JobListener):
     # -- deciding --------------------------------------------------------------------------
     def first_token(self, job: Job, t: float) -> None:
         self._admission.first_token(job, t)
+        if self._shared is not None:
+            self._shared.note("first", job)
         self._kick()
 
     def _kick(self) -> None:
@@ -349,26 +366,12 @@ class Dispatcher(EarlyRelease, JobListener):
                 with anyio.move_on_after(delay):
                     await self._wake.wait()
 
-    async def _shared_loop(self, shared: SharedSlots) -> None:
+    async def _shared_loop(self, shared: SharedPool) -> None:
         with self._stop_shared:
             await shared.run()
 
     _stop: anyio.CancelScope
     _stop_shared: anyio.CancelScope
-
-
-def _shared_slots(
-    policy: Policy, coordinator: str | None, pool: str, ttl: float, reorder: float
-) -> SharedSlots | None:
-    """The pool's shared slots, when a coordinator is named (a fixed limit, for now)."""
-    if coordinator is None:
-        return None
-    if not isinstance(policy, Fixed):
-        raise ValueError(
-            f"a shared pool takes a fixed limit for now (policy='fixed:N' or 'serial'), not"
-            f" {policy.describe()!r}: one leader running auto for every process is not built yet"
-        )
-    return SharedSlots(coordinator, pool, limit=policy.n, ttl=ttl, max_reorder_wait=reorder)
 
 
 def _cancelled(why: str) -> BaseException:

@@ -90,7 +90,7 @@ return gone
 
 # KEYS: leases, limit, tickets, waiters, lost, procs, epoch
 # ARGV: ttl_ms, owner, epoch, n_leases, leases..., tickets...
-# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, lost leases...}.
+# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, Redis ms, lost leases...}.
 # A changed or missing epoch means Redis lost its keys (a restart): the caller's leases are put
 # back, not reported lost.
 RENEW = (
@@ -104,7 +104,7 @@ if not epoch then
   redis.call('SET', KEYS[7], ARGV[3])
   epoch = ARGV[3]
 end
-local out = {epoch, 0, restarted and 1 or 0}
+local out = {epoch, 0, restarted and 1 or 0, now}
 for i = 5, 4 + n do
   if restarted then
     redis.call('ZADD', KEYS[1], 'NX', now + ttl, ARGV[i])
@@ -118,8 +118,8 @@ end
 for i = 5 + n, #ARGV do
   redis.call('ZADD', KEYS[4], 'XX', now + ttl, ARGV[i])
 end
-if #out > 3 then
-  redis.call('INCRBY', KEYS[5], #out - 3)
+if #out > 4 then
+  redis.call('INCRBY', KEYS[5], #out - 4)
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 redis.call('ZADD', KEYS[6], now + ttl, ARGV[2])
@@ -132,5 +132,6 @@ return out
 def keys(pool: str) -> dict[str, str]:
     """The pool's key names, all under one hash tag."""
     base = f"fairstream:{{{pool}}}:"
-    names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released", "procs", "epoch")
+    names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released", "procs", "epoch",
+             "leader", "samples")  # fmt: skip
     return {name: base + name for name in names}

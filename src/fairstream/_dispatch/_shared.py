@@ -64,6 +64,9 @@ class SharedSlots:
         self.lost = 0  # leases found expired on renewal
         self.live = 1  # processes of the pool seen at the last heartbeat
         self.restarts = 0  # times Redis was found without our epoch
+        self.own_limit = True  # False: a leader writes the limit; open() only sets a default
+        self.clock_offset = 0.0  # Redis's clock minus perf_counter, seconds (each heartbeat)
+        self._limit_written: int | None = None
         self.round_trips: list[float] = []  # seconds per acquire script call (bounded)
         self.breaker = Breaker(f"Redis at {url}")
         self._timeout = timeout
@@ -90,8 +93,8 @@ class SharedSlots:
             ("renew", RENEW),
         ):
             self._scripts[name] = self._redis.register_script(source)
-        if self.limit is not None:
-            await self._redis.set(self.keys["limit"], self.limit)
+        if self.limit is not None:  # a fixed limit is everyone's; a leader's only a default
+            await self._redis.set(self.keys["limit"], self.limit, nx=not self.own_limit)
         await self._redis.set(self.keys["epoch"], self.epoch, nx=True)
         self.epoch = (await self._redis.get(self.keys["epoch"])).decode()
         await self.renew()  # counts this process among the live ones
@@ -154,7 +157,9 @@ class SharedSlots:
         """Extend every lease and ticket of this process; return (and count) the lost ones."""
         held = sorted(x for x in self.held if not x.startswith(_LOCAL))
         args = [self._ttl_ms(), self.owner, self.epoch, len(held), *held, *sorted(self.waiting)]
+        t0 = time.perf_counter()
         raw = await self._call("renew", args)
+        self.clock_offset = int(raw[3]) / 1000 - (t0 + time.perf_counter()) / 2
         epoch, self.live = _text(raw[0]), max(1, int(raw[1]))
         if int(raw[2]):
             self.restarts += 1
@@ -162,7 +167,7 @@ class SharedSlots:
             self.epoch = epoch
             if self.limit is not None:
                 await self._redis.set(self.keys["limit"], self.limit)
-        lost = [_text(x) for x in raw[3:]]
+        lost = [_text(x) for x in raw[4:]]
         for lease in lost:
             self.held.discard(lease)
         if lost:
@@ -180,6 +185,41 @@ class SharedSlots:
         """The pool's limit for every process (takes effect at the next acquire)."""
         self.limit = n
         await self._redis.set(self.keys["limit"], n)
+
+    # -- the controller's I/O (see _leader.py) -----------------------------------------------
+    async def lead(self, script: str) -> bool:
+        """Claim or renew the pool's leader key for this process."""
+        if "lead" not in self._scripts:
+            self._scripts["lead"] = self._redis.register_script(script)
+        return bool(await self._call("lead", [self.owner, self._ttl_ms()]))
+
+    async def xadd_samples(self, batch: list[str]) -> None:
+        self.breaker.check()
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for item in batch:
+                    pipe.xadd(self.keys["samples"], {"s": item}, maxlen=10_000, approximate=True)
+                await pipe.execute()
+        except _redis_errors() as exc:
+            self.breaker.failed(exc)
+            raise CoordinatorDown(str(exc)) from exc
+
+    async def read_samples(self, last: str) -> tuple[list[str], str]:
+        """Samples after stream id ``last`` (``$``: from now on); and the id to read from."""
+        if last == "$":
+            info = await self._redis.xrevrange(self.keys["samples"], count=1)
+            return [], (_text(info[0][0]) if info else "0-0")
+        got = await self._redis.xread({self.keys["samples"]: last}, count=5000)
+        if not got:
+            return [], last
+        entries = got[0][1]
+        return [_text(fields[b"s"]) for _, fields in entries], _text(entries[-1][0])
+
+    async def write_limit(self, n: int) -> None:
+        if n != self._limit_written:
+            await self._redis.set(self.keys["limit"], n)
+            self._limit_written = n
+            self.limit = n
 
     async def in_use(self) -> int:
         """Leases held now by every process (expired ones swept first)."""
@@ -244,12 +284,11 @@ class SharedSlots:
 
     async def _call(self, name: str, args: list[Any]) -> Any:
         """Run one script; a Redis that cannot be reached opens the breaker."""
-        from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import TimeoutError as RedisTimeoutError
-
         self.breaker.check()
         k = self.keys
         names = [k["leases"], k["limit"], k["tickets"], k["waiters"]]
+        if name == "lead":
+            names = [k["leader"]]
         names += {
             "enqueue": [k["seq"]],
             "release": [k["released"]],
@@ -257,7 +296,7 @@ class SharedSlots:
         }.get(name, [])
         try:
             result = await self._scripts[name](keys=names, args=args)
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        except _redis_errors() as exc:
             self.breaker.failed(exc)
             raise CoordinatorDown(str(exc)) from exc
         self.breaker.succeeded()
@@ -281,6 +320,14 @@ class SharedSlots:
                         await pubsub.aclose()
                     except Exception:
                         log.debug("closing the pubsub connection failed", exc_info=True)
+
+
+def _redis_errors() -> tuple[type[BaseException], ...]:
+    """What an unreachable Redis raises."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    return (RedisConnectionError, RedisTimeoutError, OSError)
 
 
 def _text(x: Any) -> str:

@@ -1,0 +1,95 @@
+"""``SharedPool``: what a :class:`Dispatcher` needs to share one pool with other processes.
+
+It bundles the leases (:class:`SharedSlots`), the samples every process publishes and the
+leader that runs the policy on them (:mod:`._leader`). With a fixed policy there is no leader:
+the limit is the one every process was given. Locally the dispatcher then only orders its own
+requests (shortest first) and hands them to the Redis line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ._breaker import CoordinatorDown
+from ._leader import Leader, Samples
+from ._policies import Fixed, Policy
+from ._shared import SharedSlots
+
+if TYPE_CHECKING:
+    from .._trace import StreamTrace
+    from ._job import Job
+
+__all__ = ["SharedPool", "local_policy"]
+
+log = logging.getLogger("fairstream.dispatch")
+
+
+class SharedPool:
+    """Leases, samples and (for adaptive policies) the leader, for one dispatcher."""
+
+    def __init__(
+        self,
+        make_policy: Callable[[], Policy],
+        coordinator: str,
+        pool: str,
+        *,
+        ttl: float,
+        max_reorder_wait: float,
+    ) -> None:
+        first = make_policy()
+        self.fixed = isinstance(first, Fixed)
+        self.slots = SharedSlots(
+            coordinator, pool, limit=first.limit(), ttl=ttl, max_reorder_wait=max_reorder_wait
+        )
+        self.slots.own_limit = self.fixed  # a fixed limit is everyone's; else the leader's
+        self.samples = Samples(self.slots)
+        self.leader = None if self.fixed else Leader(self.slots, make_policy)
+
+    def describe(self) -> str:
+        lead = self.leader
+        inner = f"{lead.policy.describe()}, " if lead and lead.leading and lead.policy else ""
+        return f"shared pool {self.slots.pool!r}: {inner}limit {self.slots.limit}"
+
+    async def open(self) -> None:
+        await self.slots.open()
+
+    async def aclose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(CoordinatorDown):
+                await self.samples.flush()
+            await self.slots.aclose()
+
+    async def run(self) -> None:
+        """Heartbeats, sample publishing and, when it leads, the policy; until cancelled."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.slots.run)
+            tg.start_soon(self._publish)
+            if self.leader is not None:
+                tg.start_soon(self.leader.run)
+
+    async def acquire(self, job: Job) -> None:
+        job.lease = await self.slots.acquire(job.expected_tokens)
+        self.samples.add("send", job, time.perf_counter())
+
+    def note(self, kind: str, job: Job, traces: list[StreamTrace] | None = None) -> None:
+        if self.leader is not None:
+            self.samples.add(kind, job, time.perf_counter(), traces or [])
+
+    async def _publish(self, every: float = 0.02) -> None:
+        while True:
+            await anyio.sleep(every)
+            with contextlib.suppress(CoordinatorDown):  # dropped; the breaker said so
+                await self.samples.flush()
+
+
+def local_policy(policy: Policy, shared: bool) -> Policy:
+    """In a shared pool the local dispatcher only orders: the Redis line holds the limit."""
+    if not shared or isinstance(policy, Fixed):
+        return policy
+    return Fixed(4096, order=policy.order)
