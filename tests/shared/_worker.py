@@ -4,11 +4,13 @@
 
 Writes its traces to OUT (JSONL) and prints "ready" once the dispatcher is open. With
 ``hold`` it submits LIMIT long jobs and prints "holding" once all are streaming (for kill
-tests); it then runs until killed.
+tests); it then runs until killed. ``FAIRSTREAM_TEST_POLICY`` names another policy than
+``fixed:LIMIT``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import anyio
@@ -19,6 +21,7 @@ from fairstream import Dispatcher, JsonlSink, Recorder, StreamClient
 async def main(base: str, model: str, redis: str, pool: str, limit: int, jobs: int, out: str,
                hold: bool) -> None:  # fmt: skip
     rec = Recorder([JsonlSink(out)])
+    policy = os.environ.get("FAIRSTREAM_TEST_POLICY", f"fixed:{limit}")
     started = anyio.Event()
     streaming = 0
 
@@ -43,7 +46,7 @@ async def main(base: str, model: str, redis: str, pool: str, limit: int, jobs: i
 
     async with (
         StreamClient(base, recorder=rec) as client,
-        Dispatcher(f"fixed:{limit}", coordinator=redis, pool=pool, lease_ttl=1.5) as d,
+        Dispatcher(policy, coordinator=redis, pool=pool, lease_ttl=1.5) as d,
     ):
         print("ready", flush=True)
         async with anyio.create_task_group() as tg:

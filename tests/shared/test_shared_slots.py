@@ -30,9 +30,10 @@ def _peak(base_url: str) -> int:
     return int(line.split()[-1])
 
 
-def _worker(*args: object) -> subprocess.Popen[str]:
+def _worker(*args: object, policy: str | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, **({"FAIRSTREAM_TEST_POLICY": policy} if policy else {})}
     return subprocess.Popen(
-        [sys.executable, str(WORKER), *map(str, args)], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(WORKER), *map(str, args)], stdout=subprocess.PIPE, text=True, env=env
     )
 
 
@@ -314,3 +315,46 @@ async def test_a_stalled_process_finds_its_leases_lost_and_says_so(
             holder.kill()
             holder.wait()
             holder.stdout.close()
+
+
+async def test_the_leader_dies_and_another_process_takes_over_within_a_ttl(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Shared ``auto``: one process leads (writes the limit); SIGKILL it and another leads
+    within the leader key's ttl."""
+    ttl = 1.5
+    with ReferenceServer.in_subprocess(SERVER) as server:
+        out = tmp_path / "a"
+        first = _worker(
+            server.base_url, SERVER.model, redis_server.url, "a", 2, 0, out, "hold", policy="auto"
+        )
+        assert first.stdout is not None
+        try:
+            assert first.stdout.readline().strip() == "ready"
+            assert first.stdout.readline().strip() == "holding"
+            async with Dispatcher(
+                "auto", coordinator=redis_server.url, pool="a", lease_ttl=ttl
+            ) as d:
+                assert d._shared is not None and d._shared.leader is not None
+                redis = d._shared.slots._redis
+                leader_key = d._shared.slots.keys["leader"]
+                mine = f"{first.pid}-".encode()
+                with anyio.fail_after(2 * ttl):  # the worker's leader loop claims it first
+                    while not (await redis.get(leader_key) or b"").startswith(mine):  # noqa: ASYNC110
+                        await anyio.sleep(0.02)
+                assert not d._shared.leader.leading
+                os.kill(first.pid, signal.SIGKILL)
+                first.wait()
+                killed = time.monotonic()
+                with anyio.fail_after(3 * ttl):
+                    while not d._shared.leader.leading:  # noqa: ASYNC110 (its own loop's state)
+                        await anyio.sleep(0.02)
+                took = time.monotonic() - killed
+                assert d._shared.leader.terms == 1
+                assert int(await redis.get(d._shared.slots.keys["limit"])) >= 1
+        finally:
+            if first.poll() is None:
+                first.kill()
+            first.wait()
+            first.stdout.close()
+    assert took <= ttl + 0.5, took
