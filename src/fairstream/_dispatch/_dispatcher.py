@@ -11,6 +11,8 @@ Rule 2: 429/503 pause admission for Retry-After; a failed attempt is retried (te
         only if it never got a first token, so streamed content is never duplicated.
 Rule 3: decisions run one loop turn after the event that triggered them, so requests
         submitted together are queued together and can be ordered before any is sent.
+Rule 4: with ``coordinator=`` (a Redis URL) and ``pool=``, an admitted job also holds a lease
+        of the shared pool (``_pool.py``): the limit is the pool's, across processes.
 """
 
 from __future__ import annotations
