@@ -347,7 +347,9 @@ def main(argv: list[str] | None = None) -> int:
                 res = asyncio.run(run_row(row, server.base_url, MODEL_NAME, names, policies, args))
         misses += report(row, res)
         sys.stdout.flush()
-    print(f"\n{len(misses)} auto cells miss a target ({time.monotonic() - started:.0f} s)")
+    cells = len({m.split(": ")[0] for m in misses})
+    print(f"\n{cells} auto cells miss a target, {len(misses)} misses"
+          f" ({time.monotonic() - started:.0f} s)")  # fmt: skip
     for m in misses:
         print(f"  {m}")
     return 0
