@@ -37,7 +37,7 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int) -> None:
                 queued[i].append((ticket, lease))
             elif op == "try" and queued[i]:
                 ticket, lease = queued[i][0]
-                granted, used, lim = await c._call(
+                granted, used, lim, _paused = await c._call(
                     "acquire", [ticket, lease, c._ttl_ms(), limit, 0]
                 )
                 assert granted in (0, 1) and used <= lim == limit

@@ -358,3 +358,26 @@ async def test_the_leader_dies_and_another_process_takes_over_within_a_ttl(
             first.wait()
             first.stdout.close()
     assert took <= ttl + 0.5, took
+
+
+async def test_a_429_in_one_process_pauses_the_whole_pool(redis_server: RedisServer) -> None:
+    """``pause`` (what a dispatcher does on 429/503 with Retry-After) holds every process's
+    grants on Redis's clock, though slots are free."""
+    a = SharedSlots(redis_server.url, "q", limit=4, ttl=5)
+    b = SharedSlots(redis_server.url, "q", limit=4, ttl=5)
+    await a.open()
+    await b.open()
+    try:
+        t0 = time.monotonic()
+        await b.acquire()  # unpaused: at once (the 20 ms gathering window aside)
+        free = time.monotonic() - t0
+        await a.pause(0.6)
+        t0 = time.monotonic()
+        with anyio.fail_after(3):
+            await b.acquire()
+        paused = time.monotonic() - t0
+        assert await b.in_use() == 2
+    finally:
+        await a.aclose()
+        await b.aclose()
+    assert free < 0.3 <= 0.5 < paused, (free, paused)

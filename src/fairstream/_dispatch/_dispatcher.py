@@ -242,7 +242,7 @@ class Dispatcher(EarlyRelease, JobListener):
         if is_overload(exc):
             self._admission.overload(time.perf_counter(), retry_after(exc))
             if self._shared is not None:
-                self._shared.note("overload", job)
+                self._shared.overloaded(job, retry_after(exc))
 
     async def _acquire(self, expected_tokens: float | None, key: Any, label: str | None) -> Job:
         self._require_open("submit")
@@ -338,6 +338,8 @@ class Dispatcher(EarlyRelease, JobListener):
             job.ok = trace.outcome == "ok"
             if trace.status_code in (429, 503):
                 self._admission.overload(time.perf_counter(), None)
+                if self._shared is not None:
+                    self._shared.overloaded(job, None)
             self._release(job)
 
     # -- deciding --------------------------------------------------------------------------

@@ -20,7 +20,7 @@ on a janitor process. Clients never send a time: Redis's ``TIME`` is the only cl
 
 from __future__ import annotations
 
-__all__ = ["ACQUIRE", "ENQUEUE", "RELEASE", "RENEW", "keys"]
+__all__ = ["ACQUIRE", "ENQUEUE", "PAUSE", "RELEASE", "RENEW", "keys"]
 
 # the time in ms, and both sweeps: every script starts with it
 _PRELUDE = """
@@ -46,10 +46,12 @@ return score
 """
 )
 
-# KEYS: leases, limit, tickets, waiters   ARGV: ticket, lease, ttl_ms, default_limit, ready_ms
-# -> {granted (1, 0; -1: the ticket is gone), leases held, limit}. A ticket is not granted
-# before ``ready_ms`` (its enqueue time plus a short gathering window), so requests that
-# several processes send at once are in line, and ordered, before the first is granted.
+# KEYS: leases, limit, tickets, waiters, pause
+# ARGV: ticket, lease, ttl_ms, default_limit, ready_ms
+# -> {granted (1, 0; -1: the ticket is gone), leases held, limit, ms the pool stays paused}.
+# A ticket is not granted before ``ready_ms`` (its enqueue time plus a short gathering window),
+# so requests that several processes send at once are in line, and ordered, before the first
+# is granted; nor while a 429/503 somewhere in the pool holds it (``pause``).
 ACQUIRE = (
     _PRELUDE
     + """
@@ -57,18 +59,30 @@ local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[4])
 local used = redis.call('ZCARD', KEYS[1])
 local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
 if not rank then
-  return {-1, used, limit}
+  return {-1, used, limit, 0}
 end
-if rank >= limit - used or now < tonumber(ARGV[5]) then
+local paused = math.max(0, tonumber(redis.call('GET', KEYS[5]) or 0) - now)
+if rank >= limit - used or now < tonumber(ARGV[5]) or paused > 0 then
   redis.call('ZADD', KEYS[4], 'XX', now + tonumber(ARGV[3]), ARGV[1])
-  return {0, used, limit}
+  return {0, used, limit, paused}
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
-return {1, used + 1, limit}
+return {1, used + 1, limit, 0}
 """
 )
+
+# KEYS: pause   ARGV: ms  -> the pool is paused (no grant) until Redis time now + ms, or later
+PAUSE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local untl = now + tonumber(ARGV[1])
+if untl > tonumber(redis.call('GET', KEYS[1]) or 0) then
+  redis.call('SET', KEYS[1], untl, 'PX', tonumber(ARGV[1]) + 1000)
+end
+return untl
+"""
 
 # KEYS: leases, limit, tickets, waiters, channel   ARGV: lease or ticket ids...
 # idempotent: a lease or ticket already gone is no error
@@ -133,5 +147,5 @@ def keys(pool: str) -> dict[str, str]:
     """The pool's key names, all under one hash tag."""
     base = f"fairstream:{{{pool}}}:"
     names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released", "procs", "epoch",
-             "leader", "samples")  # fmt: skip
+             "leader", "samples", "pause")  # fmt: skip
     return {name: base + name for name in names}

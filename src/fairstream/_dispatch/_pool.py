@@ -50,6 +50,7 @@ class SharedPool:
         self.slots.own_limit = self.fixed  # a fixed limit is everyone's; else the leader's
         self.samples = Samples(self.slots)
         self.leader = None if self.fixed else Leader(self.slots, make_policy)
+        self._tg: anyio.abc.TaskGroup | None = None
 
     def describe(self) -> str:
         lead = self.leader
@@ -68,6 +69,7 @@ class SharedPool:
     async def run(self) -> None:
         """Heartbeats, sample publishing and, when it leads, the policy; until cancelled."""
         async with anyio.create_task_group() as tg:
+            self._tg = tg
             tg.start_soon(self.slots.run)
             tg.start_soon(self._publish)
             if self.leader is not None:
@@ -80,6 +82,12 @@ class SharedPool:
     def note(self, kind: str, job: Job, traces: list[StreamTrace] | None = None) -> None:
         if self.leader is not None:
             self.samples.add(kind, job, time.perf_counter(), traces or [])
+
+    def overloaded(self, job: Job, retry_after: float | None) -> None:
+        """A 429/503: every process of the pool pauses for its Retry-After (1 s if none)."""
+        self.note("overload", job)
+        if self._tg is not None:
+            self._tg.start_soon(self.slots.pause, retry_after or 1.0)
 
     async def _publish(self, every: float = 0.02) -> None:
         while True:

@@ -27,7 +27,7 @@ import anyio
 
 from .._errors import require
 from ._breaker import Breaker, CoordinatorDown
-from ._lua import ACQUIRE, ENQUEUE, RELEASE, RENEW, keys
+from ._lua import ACQUIRE, ENQUEUE, PAUSE, RELEASE, RENEW, keys
 
 __all__ = ["SharedSlots"]
 
@@ -91,6 +91,7 @@ class SharedSlots:
             ("acquire", ACQUIRE),
             ("release", RELEASE),
             ("renew", RENEW),
+            ("pause", PAUSE),
         ):
             self._scripts[name] = self._redis.register_script(source)
         if self.limit is not None:  # a fixed limit is everyone's; a leader's only a default
@@ -181,6 +182,11 @@ class SharedSlots:
             )
         return lost
 
+    async def pause(self, seconds: float) -> None:
+        """Hold every process's grants for ``seconds`` (a 429/503's Retry-After)."""
+        with contextlib.suppress(CoordinatorDown):  # the local dispatcher pauses anyway
+            await self._call("pause", [max(1, round(seconds * 1000))])
+
     async def set_limit(self, n: int) -> None:
         """The pool's limit for every process (takes effect at the next acquire)."""
         self.limit = n
@@ -243,7 +249,7 @@ class SharedSlots:
             while True:
                 self._released = anyio.Event()
                 t0 = time.perf_counter()
-                granted, used, limit = await self._call(
+                granted, used, limit, paused = await self._call(
                     "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1, ready]
                 )
                 if len(self.round_trips) < 100_000:
@@ -256,7 +262,10 @@ class SharedSlots:
                     await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
                 # free slots but not our turn yet (the gathering window, or others ahead of us
                 # in theirs): look again soon; a full pool: a release wakes us (or the poll)
-                with anyio.move_on_after(self.gather if used < limit else self.poll):
+                wait = self.gather if used < limit else self.poll
+                if paused:  # a 429/503 somewhere in the pool: its Retry-After holds everyone
+                    wait = max(wait, paused / 1000)
+                with anyio.move_on_after(wait):
                     await self._released.wait()
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -289,10 +298,13 @@ class SharedSlots:
         names = [k["leases"], k["limit"], k["tickets"], k["waiters"]]
         if name == "lead":
             names = [k["leader"]]
+        elif name == "pause":
+            names = [k["pause"]]
         names += {
             "enqueue": [k["seq"]],
             "release": [k["released"]],
             "renew": [k["lost"], k["procs"], k["epoch"]],
+            "acquire": [k["pause"]],
         }.get(name, [])
         try:
             result = await self._scripts[name](keys=names, args=args)
