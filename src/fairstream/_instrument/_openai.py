@@ -241,10 +241,16 @@ def _whole(builder: TraceBuilder, result: Any) -> Any:
 class _Finishing:
     """Pulling and closing rules shared by the traced streams."""
 
-    _inner: Any
-    _builder: TraceBuilder
-    _closed: bool
-    _on_incomplete: OnIncomplete
+    _arrivals: Any
+
+    def __init__(
+        self, stream: Any, builder: TraceBuilder, on_incomplete: OnIncomplete, response: Any
+    ) -> None:
+        self._inner = stream
+        self._builder = builder
+        self._closed = False
+        self._on_incomplete = on_incomplete
+        self._arrivals = stamp_response(response)
 
     async def _pull(self) -> Any:
         """The inner stream's next item; its end or failure finishes the trace."""
@@ -296,11 +302,7 @@ class InstrumentedStream(_Finishing, _Forward):
     def __init__(
         self, stream: Any, builder: TraceBuilder, on_incomplete: OnIncomplete = "raise"
     ) -> None:
-        self._inner = stream
-        self._builder = builder
-        self._closed = False
-        self._on_incomplete = on_incomplete
-        self._arrivals = stamp_response(getattr(stream, "response", None))
+        super().__init__(stream, builder, on_incomplete, getattr(stream, "response", None))
 
     def __aiter__(self) -> InstrumentedStream:
         return self
@@ -381,12 +383,8 @@ class _TracedEvents(_Finishing, _Forward):
     def __init__(
         self, stream: Any, builder: TraceBuilder, on_incomplete: OnIncomplete = "raise"
     ) -> None:
-        self._inner = stream
-        self._builder = builder
-        self._closed = False
-        self._on_incomplete = on_incomplete
         raw = getattr(stream, "_raw_stream", None)
-        self._arrivals = stamp_response(getattr(raw, "response", None))
+        super().__init__(stream, builder, on_incomplete, getattr(raw, "response", None))
 
     def __aiter__(self) -> _TracedEvents:
         return self
