@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -273,7 +274,9 @@ class LlamaServer:
             "-n", str(self.max_tokens), "--alias", MODEL_NAME, "--metrics", "--no-webui",
         ]  # fmt: skip
         self._logfile = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the server)
-        self.proc = subprocess.Popen(argv, stdout=self._logfile, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            argv, stdout=self._logfile, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -317,6 +320,23 @@ def serving(slots: int) -> Iterator[LlamaServer]:
         yield server
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: on Linux, be sent SIGTERM when the parent dies.
+
+    Without it a killed benchmark or test run leaves llama-server running (and its 2 threads
+    busy), which skews every later timing on this machine.
+    """
+    if sys.platform == "linux":
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _size_fields() -> list[tuple[str, int]]:
     """(flag, default) for each of the model's shape fields (``--embd 1024`` ...)."""
     import dataclasses
@@ -343,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "model":
         print(make_model(size))
     else:
+        signal.signal(signal.SIGTERM, _raise_interrupt)  # `kill` stops the server too
         with LlamaServer(slots=args.slots, threads=args.threads, size=size) as server:
             print(f"listening on {server.base_url}", flush=True)
             with contextlib.suppress(KeyboardInterrupt):
