@@ -8,18 +8,24 @@ What waits inside the server can no longer be reordered (over real HTTP not even
 a burst survives: concurrent connections reach the server in any order), so the budget is as
 small as the server's kind allows:
 
-- **slow start** (cold, and until a request waits for a slot): the budget is the most
-  requests seen running at once (``peak``, at least ``start`` = 8), so what is offered doubles
-  each time a round of first tokens comes back promptly; it ends at the first request whose
-  first token came more than 3 steps after the quickest one (it waited for a slot);
+- **slow start** (cold, and until a request waits for a slot): one more in flight for each
+  start that raised the number running at once above its peak (one that took a freed slot
+  does not count), from ``start`` = 8, so what is offered doubles each round while the server
+  keeps taking more; it ends at the first request that
+  waits for a slot: its first token came more than 3 steps after the quickest one, or it
+  has been waiting 4 steps past that without one (so the overshoot is what was sent in the
+  last few steps, not a whole round);
 - ``continuous`` (two "refills": a request started while one started before it was sent still
   ran, which static batching never does): ``peak`` slots, plus the slots expected to free
-  within two decode steps (completions per second x 2 steps, at least 1). A request that
-  still waited 4 steps lowers ``peak`` by one; prompt starts above it raise it;
+  within two decode steps (completions per second x 2 steps, at least 1), plus a probe that
+  grows by one for each prompt start above the peak (so a server bigger than slow start
+  found is filled in a few rounds, not one slot a round) and drops to 0 at a late one. A
+  request that still waited 4 steps lowers ``peak`` by one;
 - ``static`` (batch size B, from the detector, never over a recent refill): the next batch,
   ``max(running, B)``, of similar lengths because the queue is ordered; ``sequential``: 1;
-- ``unknown`` after slow start: twice the largest wave, so a static server shows its batch
-  size (a wave smaller than what waited) and a continuous one refills.
+- ``unknown`` after slow start: the largest wave again, so a static server fills its next
+  batch and a continuous one refills (twice that filled a 16-slot server's queue with 30
+  requests that then waited 10 steps and more).
 
 The detector (:func:`fairstream.analyze` on the recent traces) confirms static batching (and
 B) or one-at-a-time service, and keeps checking, so a server restarted with another scheduler
@@ -76,8 +82,8 @@ class Auto(Policy):
         self.peak = 0  # the most requests seen running at once: the slots the server proved
         self.slow_start = True  # until a request waits inside the server
         self._offer = start  # slow start: what may be in flight
-        self._probe = 0  # continuous: offered above the peak while the peak keeps rising
-        self._grew: deque[tuple[float, bool]] = deque(maxlen=64)  # starts that grew: (t, late)
+        self._probe = 0  # continuous: one more per prompt start above the peak, 0 when late
+        self._grew: deque[tuple[float, bool, int]] = deque(maxlen=64)  # grew: (t, late, jid)
         self._waiting: dict[int, float] = {}  # sent, no first token yet: jid -> sent
         self._waiting_len: dict[int, float] = {}  # their expected lengths
         self._running: dict[int, float] = {}  # first token seen, not done: jid -> first token
@@ -85,6 +91,7 @@ class Auto(Policy):
         self._since = 0
         self._overloads = 0
         self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
+        self._last_grew = -math.inf  # when a start last raised the peak
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
         self._ends: deque[float] = deque(maxlen=64)  # recent completion times
 
@@ -105,8 +112,8 @@ class Auto(Policy):
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
         elif self.kind == "sequential":
             b = 1
-        else:  # a request waited inside: offer twice the largest wave, to see what it takes
-            b = max(self.start, 2 * max(run, self.peak))
+        else:  # a request waited inside: offer the largest wave again (static: the next batch)
+            b = max(self.start, run, self.peak)
         return max(1, b >> self._overloads)
 
     def limit(self) -> int:
@@ -126,13 +133,19 @@ class Auto(Policy):
 
     def _late(self, ttft: float, steps: float) -> bool:
         """Did a request wait inside the server (first token ``steps`` past the quickest)?"""
-        step = self.step()
-        return ttft > self._quickest + (steps * step if step else (steps + 1) * self._quickest)
+        # over HTTP a busy client reads chunks in bunches, which shrinks the time per token it
+        # sees; the quickest first token (about 2 steps) bounds a step from below
+        step = max(self.step() or 0.0, self._quickest / 2)
+        return ttft > self._quickest + steps * step
 
     def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
         """Static: a request joins the batch waiting at the server only within 2x of its
         longest (or of 16 tokens), so short requests are not stretched to a long one's length."""
-        if self.kind != "static" or self.order != "shortest":
+        if self.order != "shortest":
+            return super().admit(queue, in_flight, now)
+        if self.kind == "continuous":
+            return self._admit_critical_first(queue, in_flight, now)
+        if self.kind != "static":
             return super().admit(queue, in_flight, now)
         room = self.limit() - in_flight
         longest = max(self._waiting_len.values(), default=-math.inf)
@@ -150,11 +163,44 @@ class Auto(Policy):
             longest, room = max(longest, n), room - 1
         return out
 
+    def _admit_critical_first(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
+        """Continuous: shortest first, except a request longer than the queue's work per slot
+        goes now: sent last it would end last and stretch the burst (longest-first is what
+        minimises makespan; this applies it only where it matters, at the queue's tail)."""
+        room = self.limit() - in_flight
+        if room <= 0 or not len(queue):
+            return []
+        out: list[Job] = []
+        known = [j for j in queue if j.expected_tokens is not None]
+        work = sum(j.expected_tokens or 0.0 for j in known)
+        slots = max(self.peak, 1)
+        for job in sorted(known, key=lambda j: -(j.expected_tokens or 0.0)):
+            n = job.expected_tokens or 0.0
+            if room <= 0 or n * slots <= work:
+                break
+            queue.remove(job)
+            out.append(job)
+            work, room = work - n, room - 1
+        return out + queue.pop_many(room, now)
+
     # -- events --------------------------------------------------------------------------------
     def on_send(self, job: Job, now: float) -> None:
+        self._end_slow_start_if_overdue(now)
         self._waiting[job.jid] = now
         n = job.expected_tokens
         self._waiting_len[job.jid] = n if n is not None else math.inf
+
+    def _end_slow_start_if_overdue(self, now: float) -> None:
+        """Slow start ends as soon as a request *is* waiting (4 steps past the quickest first
+        token, none yet), not when its first token finally comes: that is a slot later, and
+        meanwhile prompt starts elsewhere keep doubling what is offered."""
+        if not self.slow_start or not self._waiting or self._quickest == math.inf:
+            return
+        oldest = min(self._waiting.values())
+        # a start that grew the batch after it was sent: the server had room, so it waits in
+        # our own client (CPU, connections), not for a slot
+        if self._late(now - oldest, 4) and self._last_grew < oldest + self._quickest:
+            self.slow_start = False
 
     def on_first_token(self, job: Job, now: float) -> None:
         sent = self._waiting.pop(job.jid, None)
@@ -181,18 +227,22 @@ class Auto(Policy):
             self.slow_start, self._probe = False, 0
             if self.kind == "continuous" and self._late(ttft, 4):
                 self.peak = max(self.running, self.peak - 1)  # fewer slots than we thought
-        elif self.slow_start:
-            self._offer += 1  # a slot proved: what is offered doubles each round
-        elif grew:
-            self._probe += 1  # continuous: still room above the peak, offer more
+        elif self.slow_start and grew:
+            self._offer += 1  # a slot nobody freed: what is offered doubles each round
+        elif grew and not self._late(ttft, 2):
+            self._probe += 1  # continuous: the server still takes more; offer more
+        elif self._late(ttft, 3):
+            self._probe = 0
+        self._end_slow_start_if_overdue(now)
         if grew:
-            self._grew.append((now, self._late(ttft, 3)))
+            self._last_grew = now
+            self._grew.append((now, self._late(ttft, 3), job.jid))
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._waiting.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
         self._running.pop(job.jid, None)
-        self._undo_growth(traces, now)
+        self._undo_growth(job.jid, traces, now)
         if job.ok and self._overloads:
             self._overloads -= 1
         self._recent.extend(t for t in traces if t.outcome == "ok")
@@ -203,14 +253,17 @@ class Auto(Policy):
             self._since = 0
             self.recheck()
 
-    def _undo_growth(self, traces: list[StreamTrace], now: float) -> None:
+    def _undo_growth(self, jid: int, traces: list[StreamTrace], now: float) -> None:
         """Over real HTTP the end of one stream can reach us after the first token of the
-        request the server started in its slot: that start did not grow the batch."""
+        request the server started in its slot: that start did not grow the batch.
+
+        (A one-token request's own start is at its end: it is not such a start.)"""
         ended = min((t.last_content for t in traces if t.last_content is not None), default=now)
-        if not self._grew or self._grew[-1][0] < ended:
+        if not self._grew or self._grew[-1][0] < ended or self._grew[-1][2] == jid:
             return
-        _, late = self._grew.pop()
+        _, late, _ = self._grew.pop()
         self.peak = max(self.running, self.peak - 1)
+        self._offer = max(self.start, self._offer - 1)
         self._probe = max(0, self._probe - 1)
         if late:  # it waited for this slot after all
             self.slow_start, self._probe = False, 0
