@@ -16,11 +16,11 @@ small as the server's kind allows:
   has been waiting 4 steps past that without one (so the overshoot is what was sent in the
   last few steps, not a whole round);
 - ``continuous`` (two "refills": a request started while one started before it was sent still
-  ran, which static batching never does): ``peak`` slots, plus the slots expected to free
-  within two decode steps (completions per second x 2 steps, at least 1), plus a probe that
-  grows by one for each prompt start above the peak (so a server bigger than slow start
-  found is filled in a few rounds, not one slot a round) and drops to 0 at a late one. A
-  request that still waited 4 steps lowers ``peak`` by one;
+  ran, which static batching never does): ``peak`` slots and nothing waiting in the server,
+  since one request always waiting there costs every request a slot's wait (1.5 steps with
+  16 slots and 24-token answers: a 4-step TTFT SLO is then mostly missed). One request above
+  the peak probes for a slot more: kept while starts raise the peak, dropped at a late start
+  for ``peak`` completions. A request that still waited 4 steps lowers ``peak`` by one;
 - ``static`` (batch size B, from the detector, never over a recent refill): the next batch,
   ``max(running, B)``, of similar lengths because the queue is ordered; ``sequential``: 1;
 - ``unknown`` after slow start: the largest wave again, so a static server fills its next
@@ -82,7 +82,8 @@ class Auto(Policy):
         self.peak = 0  # the most requests seen running at once: the slots the server proved
         self.slow_start = True  # until a request waits inside the server
         self._offer = start  # slow start: what may be in flight
-        self._probe = 0  # continuous: one more per prompt start above the peak, 0 when late
+        self._probe = 0  # continuous: 1 while offering one above the peak, to find a slot more
+        self._calm = 0  # continuous: completions to wait, after a late start, before probing
         self._grew: deque[tuple[float, bool, int]] = deque(maxlen=64)  # grew: (t, late, jid)
         self._waiting: dict[int, float] = {}  # sent, no first token yet: jid -> sent
         self._waiting_len: dict[int, float] = {}  # their expected lengths
@@ -93,7 +94,6 @@ class Auto(Policy):
         self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
         self._last_grew = -math.inf  # when a start last raised the peak
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
-        self._ends: deque[float] = deque(maxlen=64)  # recent completion times
 
     # -- the limit -----------------------------------------------------------------------------
     @property
@@ -106,7 +106,7 @@ class Auto(Policy):
         if self.slow_start and self.kind in ("unknown", "continuous"):
             b = max(0, self._offer - run)  # in flight <= offer, +1 a prompt first token
         elif self.kind == "continuous":  # the slots it proved, plus what frees within 2 steps
-            b = max(self.peak - run, 0) + self._base() + self._probe
+            b = max(self.peak - run, 0) + self._probe
         elif self.kind == "static":  # a full batch waiting when the running one ends
             size = max(self.batch_size or 0, self.peak) or self.start
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
@@ -122,14 +122,6 @@ class Auto(Policy):
     def step(self) -> float | None:
         """A decode step (median time per output token of recent requests), once known."""
         return statistics.median(self._tpots) if self._tpots else None
-
-    def _base(self) -> int:
-        """Continuous: the slots expected to free within two steps (at least 1)."""
-        step, ends = self.step(), self._ends
-        if step is None or len(ends) < 4 or ends[-1] <= ends[0]:
-            return 1
-        rate = (len(ends) - 1) / (ends[-1] - ends[0])  # completions per second
-        return max(1, math.ceil(rate * 2 * step))
 
     def _late(self, ttft: float, steps: float) -> bool:
         """Did a request wait inside the server (first token ``steps`` past the quickest)?"""
@@ -224,15 +216,14 @@ class Auto(Policy):
         # own sending, not a full server)
         full = self._late(ttft, 3) and not grew
         if full:
-            self.slow_start, self._probe = False, 0
+            self.slow_start = False
+            self._probe, self._calm = 0, self.peak  # the server is full: probe again later
             if self.kind == "continuous" and self._late(ttft, 4):
                 self.peak = max(self.running, self.peak - 1)  # fewer slots than we thought
         elif self.slow_start and grew:
             self._offer += 1  # a slot nobody freed: what is offered doubles each round
-        elif grew and not self._late(ttft, 2):
-            self._probe += 1  # continuous: the server still takes more; offer more
-        elif self._late(ttft, 3):
-            self._probe = 0
+        elif grew:
+            self._probe = 1  # a slot more was there: keep probing
         self._end_slow_start_if_overdue(now)
         if grew:
             self._last_grew = now
@@ -247,7 +238,9 @@ class Auto(Policy):
             self._overloads -= 1
         self._recent.extend(t for t in traces if t.outcome == "ok")
         self._tpots.extend(t.tpot for t in traces if t.tpot)
-        self._ends.append(now)
+        if self._probe == 0 and self.kind == "continuous" and not self.slow_start:
+            self._calm -= 1
+            self._probe = int(self._calm <= 0)
         self._since += 1
         if self._since >= (1 if self.kind == "unknown" else self.check_every):
             self._since = 0
@@ -264,9 +257,9 @@ class Auto(Policy):
         _, late, _ = self._grew.pop()
         self.peak = max(self.running, self.peak - 1)
         self._offer = max(self.start, self._offer - 1)
-        self._probe = max(0, self._probe - 1)
         if late:  # it waited for this slot after all
-            self.slow_start, self._probe = False, 0
+            self.slow_start = False
+            self._probe, self._calm = 0, self.peak
 
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self._overloads = min(self._overloads + 1, 8)
