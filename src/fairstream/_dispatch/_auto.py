@@ -11,16 +11,18 @@ small as the server's kind allows:
 - **slow start** (cold, and until a request waits for a slot): one more in flight for each
   start that raised the number running at once above its peak (one that took a freed slot
   does not count), from ``start`` = 8, so what is offered doubles each round while the server
-  keeps taking more; it ends at the first request that
-  waits for a slot: its first token came more than 3 steps after the quickest one, or it
-  has been waiting 4 steps past that without one (so the overshoot is what was sent in the
-  last few steps, not a whole round);
+  keeps taking more; it ends at the first request that waits for a slot: its first token
+  came more than 3 steps after the quickest one, or it has waited 4 steps past that without
+  one while no start grew the batch (so the overshoot is what was sent in the last few
+  steps, not a whole round);
 - ``continuous`` (two "refills": a request started while one started before it was sent still
   ran, which static batching never does): ``peak`` slots and nothing waiting in the server,
   since one request always waiting there costs every request a slot's wait (1.5 steps with
   16 slots and 24-token answers: a 4-step TTFT SLO is then mostly missed). One request above
   the peak probes for a slot more: kept while starts raise the peak, dropped at a late start
-  for ``peak`` completions. A request that still waited 4 steps lowers ``peak`` by one;
+  for ``peak`` completions. A request that still waited 4 steps lowers ``peak`` by one. The
+  queue goes shortest first, except that a request longer than the queue's work per slot
+  goes at once (sent last, it would end last and stretch the burst);
 - ``static`` (batch size B, from the detector, never over a recent refill): the next batch,
   ``max(running, B)``, of similar lengths because the queue is ordered; ``sequential``: 1;
 - ``unknown`` after slow start: the largest wave again, so a static server fills its next
@@ -252,8 +254,11 @@ class Auto(Policy):
 
         (A one-token request's own start is at its end: it is not such a start.)"""
         ended = min((t.last_content for t in traces if t.last_content is not None), default=now)
-        if not self._grew or self._grew[-1][0] < ended or self._grew[-1][2] == jid:
-            return
+        while self._grew and self._grew[0][0] < ended:
+            self._grew.popleft()  # before this end: not its slot (and no later end's either)
+        handover = ended + 4 * max(self.step() or 0.0, self._quickest / 2)
+        if not self._grew or self._grew[-1][0] > handover or self._grew[-1][2] == jid:
+            return  # long after the end: a slot the server had free, not this one
         _, late, _ = self._grew.pop()
         self.peak = max(self.running, self.peak - 1)
         self._offer = max(self.start, self._offer - 1)
