@@ -19,11 +19,10 @@ small as the server's kind allows:
   ran, which static batching never does): ``peak`` slots and nothing waiting in the server,
   since one request always waiting there costs every request a slot's wait (1.5 steps with
   16 slots and 24-token answers: a 4-step TTFT SLO is then mostly missed). One request above
-  the peak probes for a slot more: kept while starts raise the peak, dropped for ``peak``
-  completions at a start that did not and waited a step or more for its slot. A request
-  that still waited 4 steps lowers ``peak`` by one. The queue goes shortest first, except
-  that a request longer than the queue's work per slot goes at once (sent last, it would end
-  last and stretch the burst);
+  the peak probes for a slot more: kept while starts raise the peak, dropped at a late start
+  for ``peak`` completions. A request that still waited 4 steps lowers ``peak`` by one. The
+  queue goes shortest first, except that a request longer than the queue's work per slot
+  goes at once (sent last, it would end last and stretch the burst);
 - ``static`` (batch size B, from the detector, never over a recent refill): the next batch,
   ``max(running, B)``, of similar lengths because the queue is ordered; ``sequential``: 1;
 - ``unknown`` after slow start: the largest wave again, so a static server fills its next
@@ -138,7 +137,7 @@ class Auto(Policy):
         longest (or of 16 tokens), so short requests are not stretched to a long one's length."""
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
-        if self.kind == "continuous" and not self.slow_start:
+        if self.kind == "continuous":
             return self._admit_critical_first(queue, in_flight, now)
         if self.kind != "static":
             return super().admit(queue, in_flight, now)
@@ -227,8 +226,6 @@ class Auto(Policy):
             self._offer += 1  # a slot nobody freed: what is offered doubles each round
         elif grew:
             self._probe = 1  # a slot more was there: keep probing
-        elif self._probe and self.kind == "continuous" and self._late(ttft, 1):
-            self._probe, self._calm = 0, self.peak  # it waited a step for a freed slot
         self._end_slow_start_if_overdue(now)
         if grew:
             self._last_grew = now
