@@ -106,8 +106,8 @@ class Auto(Policy):
         """Requests allowed to wait at the server, for the server's kind."""
         run = self.running
         if self.slow_start and self.kind in ("unknown", "continuous"):
-            b = max(0, self._offer - run)  # in flight <= offer, +1 a prompt first token
-        elif self.kind == "continuous":  # the slots it proved, plus what frees within 2 steps
+            b = max(0, self._offer - run)  # in flight <= offer, +1 a start above the peak
+        elif self.kind == "continuous":  # the slots it proved (+1 while probing): none wait
             b = max(self.peak - run, 0) + self._probe
         elif self.kind == "static":  # a full batch waiting when the running one ends
             size = max(self.batch_size or 0, self.peak) or self.start
@@ -134,7 +134,8 @@ class Auto(Policy):
 
     def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
         """Static: a request joins the batch waiting at the server only within 2x of its
-        longest (or of 16 tokens), so short requests are not stretched to a long one's length."""
+        longest (or of 16 tokens), so short requests are not stretched to a long one's length.
+        Continuous: see :meth:`_admit_critical_first`."""
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
         if self.kind == "continuous":
@@ -164,10 +165,13 @@ class Auto(Policy):
         room = self.limit() - in_flight
         if room <= 0 or not len(queue):
             return []
-        out: list[Job] = []
         known = [j for j in queue if j.expected_tokens is not None]
         work = sum(j.expected_tokens or 0.0 for j in known)
         slots = max(self.peak, 1)
+        longest = max((j.expected_tokens or 0.0 for j in known), default=0.0)
+        if longest * slots <= work:  # the usual case: nothing critical, no sort
+            return queue.pop_many(room, now)
+        out: list[Job] = []
         for job in sorted(known, key=lambda j: -(j.expected_tokens or 0.0)):
             n = job.expected_tokens or 0.0
             if room <= 0 or n * slots <= work:
