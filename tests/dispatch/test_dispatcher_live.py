@@ -116,10 +116,10 @@ async def _waiting(d: Dispatcher, fn: object, scope: anyio.CancelScope) -> None:
 
 
 async def test_early_release_returns_before_done(serve: object) -> None:
-    # the server holds [DONE] for 40 steps after the finish chunk
-    async with serve(done_delay_ms=800.0) as server:  # type: ignore[operator]
+    # the server holds [DONE] for 100 steps after the finish chunk (a margin for a busy client)
+    async with serve(done_delay_ms=2000.0) as server:  # type: ignore[operator]
         recorder = Recorder()
-        delay = 800.0 / 1000 * server.config.time_scale
+        delay = 2000.0 / 1000 * server.config.time_scale
         async with AsyncOpenAI(base_url=server.base_url, api_key="k") as raw, Dispatcher() as d:
             client = fairstream.instrument(raw, recorder=recorder)
             t0 = time.perf_counter()
@@ -141,8 +141,8 @@ async def test_early_release_returns_before_done(serve: object) -> None:
 
 
 async def test_langchain_astream_early_release_and_routing(serve: object) -> None:
-    async with serve(done_delay_ms=800.0) as server:  # type: ignore[operator]
-        delay = 800.0 / 1000 * server.config.time_scale
+    async with serve(done_delay_ms=2000.0) as server:  # type: ignore[operator]
+        delay = 2000.0 / 1000 * server.config.time_scale
         recorder = Recorder()
         llm = ChatOpenAI(
             base_url=server.base_url, api_key="k", model=server.config.model, max_tokens=5
