@@ -28,9 +28,10 @@ def test_demo_quick_shows_the_phenomenon_the_verdict_and_the_cure() -> None:
     assert "verdict: static" in out and "batch_end" in out
     assert "before / after" in out
     rows = [ln for ln in out.splitlines() if "static (seed)" in ln]
-    assert len(rows) == 2
-    naive, fair = (float(r.split("│")[3]) for r in rows)  # short p50
-    assert fair < naive  # short requests come back sooner through fairstream
+    assert len(rows) == 3  # all at once, fairstream cold, fairstream warm
+    naive, cold, warm = (float(r.split("│")[3]) for r in rows)  # short p50
+    assert cold < naive and warm < naive  # short requests come back sooner through fairstream
+    assert "auto: continuous" in out  # the warm continuous run ended knowing the server
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,11 @@ small as the server's kind allows:
 The detector (:func:`fairstream.analyze` on the recent traces) confirms static batching (and
 B) or one-at-a-time service, and keeps checking, so a server restarted with another scheduler
 is noticed. 429/503 halve the budget (and the dispatcher pauses for Retry-After).
+
+**Warm start**: ``Auto(prior=traces)`` (or :meth:`Auto.learn`) starts from traffic already
+seen, e.g. an instrumented app's :class:`~fairstream.Recorder`: a confident verdict sets the
+kind at once, and on a continuous server the most requests seen running at once are slots
+proved, so there is no slow start (which costs 2-3 rounds of first tokens on a big server).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import logging
 import math
 import statistics
 from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
@@ -70,6 +76,7 @@ class Auto(Policy):
         window: int = 64,
         confidence: float = 0.7,
         max_limit: int = 4096,
+        prior: Iterable[StreamTrace] = (),
     ) -> None:
         super().__init__()
         self.start, self.order, self.max_limit = start, order, max_limit
@@ -82,6 +89,7 @@ class Auto(Policy):
         self.refills = 0
         self._last_refill = -math.inf
         self.peak = 0  # the most requests seen running at once: the slots the server proved
+        self._proved = 0  # the most seen running at once in the prior traffic (warm start)
         self.slow_start = True  # until a request waits inside the server
         self._offer = start  # slow start: what may be in flight
         self._probe = 0  # continuous: 1 while offering one above the peak, to find a slot more
@@ -96,6 +104,7 @@ class Auto(Policy):
         self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
         self._last_grew = -math.inf  # when a start last raised the peak
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
+        self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
     @property
@@ -220,7 +229,9 @@ class Auto(Policy):
         # waited for a slot: late, and it only took the place of one that ended (a wave of
         # sends that all start late but together grew the batch: that was prefill or our
         # own sending, not a full server)
-        full = self._late(ttft, 3) and not grew
+        # (below what prior traffic ran at once it cannot have waited for a slot: a burst's
+        # first tokens spread over its prefills and our own sending)
+        full = self._late(ttft, 3) and not grew and self.running >= self._proved
         if full:
             self.slow_start = False
             self._probe, self._calm = 0, self.peak  # the server is full: probe again later
@@ -270,6 +281,28 @@ class Auto(Policy):
             self.slow_start = False
             self._probe, self._calm = 0, self.peak
 
+    def learn(self, traces: Iterable[StreamTrace]) -> None:
+        """Start from traffic already seen (an instrumented app's traces, a probe's, an earlier
+        run's), so a warm dispatcher skips slow start: the detector's confident verdict sets
+        the kind (and B), and on a continuous server the most requests seen running at once
+        are slots it has proved."""
+        ok = [t for t in traces if t.outcome == "ok"]
+        if not ok:
+            return
+        self._tpots.extend(t.tpot for t in ok if t.tpot)
+        # judged on their own and not kept for later checks: another recorder's traces count
+        # time from another origin, and mixed with ours they would make up overlaps
+        recent, self._recent = self._recent, deque(ok, maxlen=self._recent.maxlen)
+        try:
+            self.recheck()
+        finally:
+            self._recent = recent
+        if self.kind == "continuous":
+            self.slow_start = False
+            self._proved = most_running(ok)
+            self.peak = max(self.peak, self._proved)
+            self._calm = 0  # probe for a slot more after the first completion
+
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self._overloads = min(self._overloads + 1, 8)
 
@@ -301,3 +334,20 @@ class Auto(Policy):
     def describe(self) -> str:
         size = f", B={self.batch_size}" if self.kind == "static" and self.batch_size else ""
         return f"auto: {self.kind}{size} (limit {self.limit()})"
+
+
+def most_running(traces: Iterable[StreamTrace]) -> int:
+    """The most requests generating at once (first to last content token) in ``traces``."""
+    events = sorted(
+        (t, step)
+        for tr in traces
+        if tr.first_content is not None
+        and tr.last_content is not None
+        and tr.last_content > tr.first_content
+        for t, step in ((tr.first_content, 1), (tr.last_content, -1))
+    )  # at a tie the end (-1) sorts first: a slot handed over is not two running
+    most = running = 0
+    for _, step in events:
+        running += step
+        most = max(most, running)
+    return most

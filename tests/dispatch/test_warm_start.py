@@ -1,0 +1,114 @@
+"""``Auto(prior=traces)``: a dispatcher that starts from traffic already seen, over real HTTP."""
+
+from __future__ import annotations
+
+import random
+
+import anyio
+import pytest
+
+from fairstream import Auto, Dispatcher, Recorder, StreamClient, StreamTrace
+from fairstream._dispatch._auto import most_running
+from tests.conftest import ServerFactory
+
+MSG = [{"role": "user", "content": "hi"}]
+LENGTHS = random.Random(3).choices([4, 8, 24, 40], k=24)
+
+
+async def _burst(base_url: str, model: str, dispatcher: Dispatcher | None) -> list[StreamTrace]:
+    """The same 24 requests at once, naively or through ``dispatcher``."""
+    recorder = Recorder()
+    async with StreamClient(base_url, recorder=recorder) as client:
+
+        async def one(n: int) -> None:
+            kwargs = {"model": model, "messages": MSG, "max_tokens": n, "ignore_eos": True}
+            if dispatcher is None:
+                await client.complete(**kwargs)
+            else:
+                await dispatcher.submit(lambda: client.complete(**kwargs), expected_tokens=n)
+
+        async with anyio.create_task_group() as tg:
+            for n in LENGTHS:
+                tg.start_soon(one, n)
+    return recorder.traces
+
+
+def _sent_before_any_start(traces: list[StreamTrace]) -> int:
+    first = min(t.first_content for t in traces if t.first_content is not None)
+    return sum(1 for t in traces if t.sent is not None and t.sent < first)
+
+
+async def _refilling(base_url: str, model: str) -> list[StreamTrace]:
+    """Traffic that shows a continuous server's refills: a second wave sent as soon as the
+    first wave's shortest request ends, while its long ones still run."""
+    recorder = Recorder()
+    first_done = anyio.Event()
+    async with StreamClient(base_url, recorder=recorder) as client:
+
+        async def one(n: int) -> None:
+            await client.complete(model=model, messages=MSG, max_tokens=n, ignore_eos=True)
+            first_done.set()
+
+        async with anyio.create_task_group() as tg:
+            for n in [2] + [40] * 11:
+                tg.start_soon(one, n)
+            await first_done.wait()
+            for n in [8] * 12:
+                tg.start_soon(one, n)
+    return recorder.traces
+
+
+async def test_warm_auto_fills_a_continuous_server_at_once_where_cold_auto_ramps(
+    serve: ServerFactory,
+) -> None:
+    async with serve(mode="continuous", max_num_seqs=64) as server:
+        model = server.config.model
+        prior = await _refilling(server.base_url, model)
+        warm = Auto(prior=prior)
+        assert warm.kind == "continuous" and not warm.slow_start
+        assert warm.peak == most_running(prior) >= Auto().start  # slots the prior proved
+        async with Dispatcher(warm) as d:
+            warm_traces = await _burst(server.base_url, model, d)
+        async with Dispatcher(cold := Auto()) as d:
+            cold_traces = await _burst(server.base_url, model, d)
+    assert all(t.outcome == "ok" for t in warm_traces + cold_traces)
+    # cold: slow start offers `start` until first tokens prove more slots; warm: what it knows
+    assert _sent_before_any_start(cold_traces) == cold.start
+    assert _sent_before_any_start(warm_traces) >= min(warm.peak, len(LENGTHS)) - 1
+    assert warm.kind == "continuous"  # live traffic did not overturn it
+
+
+async def test_warm_auto_takes_the_batch_size_of_a_static_server(serve: ServerFactory) -> None:
+    async with serve(mode="static", batch_size=6, release="batch_end") as server:
+        prior = await _burst(server.base_url, server.config.model, None)
+        warm = Auto(prior=prior)
+        assert (warm.kind, warm.batch_size) == ("static", 6), warm.changes
+        async with Dispatcher(warm) as d:
+            traces = await _burst(server.base_url, server.config.model, d)
+    assert all(t.outcome == "ok" for t in traces)
+    assert _sent_before_any_start(traces) == 6  # one batch, not a slow start's guess
+    assert warm.kind == "static", warm.changes  # the prior's other clock did not confuse it
+
+
+def test_no_usable_prior_is_a_cold_start() -> None:
+    failed = StreamTrace(request_id="x", outcome="error", sent=0.0)
+    for prior in ([], [failed]):
+        auto = Auto(prior=prior)
+        assert (auto.kind, auto.slow_start, auto.peak) == ("unknown", True, 0)
+
+
+def _t(first: float, last: float) -> StreamTrace:
+    return StreamTrace(request_id=f"{first}-{last}", first_content=first, last_content=last)
+
+
+@pytest.mark.parametrize(
+    ("spans", "most"),
+    [
+        ([(0, 4), (1, 5), (2, 3)], 3),
+        ([(0, 2), (2, 4), (4, 6)], 1),  # a slot handed over at the same instant: one running
+        ([(0, 4), (1, 1), (1, 1)], 1),  # one-token answers hold no slot between two tokens
+        ([(0, 1), (2, 3), (2.5, 6), (2.6, 7)], 3),
+    ],
+)
+def test_most_running(spans: list[tuple[float, float]], most: int) -> None:
+    assert most_running([_t(a, b) for a, b in spans]) == most
