@@ -12,8 +12,9 @@ dispatcher's policies). Per cell (server x workload x policy), medians over seed
   true lengths, the better of shortest-first and longest-first all at once).
 
 Policies: ``naive`` (everything at once, in arrival order), ``sorted`` (everything at once,
-shortest first), ``fixed:N`` for the best N of a sweep, ``auto``, ``gradient`` and, where the
-batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against the targets:
+shortest first), ``fixed:N`` for the best N of a sweep, ``auto``, ``auto-warm`` (``auto``
+started from the same seed's all-at-once traces: ``Auto(prior=...)``), ``gradient`` and, where
+the batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against the targets:
 never worse than the better of naive and sorted (makespan <= 1.05x, goodput >= 0.95x,
 E2E p50 <= 1.05x).
 
@@ -38,7 +39,7 @@ import anyio
 from openai import AsyncOpenAI
 
 import fairstream
-from fairstream import Dispatcher, Recorder, ReferenceServer, ServerConfig, StreamTrace
+from fairstream import Auto, Dispatcher, Recorder, ReferenceServer, ServerConfig, StreamTrace
 from fairstream.sim import SimRequest, simulate
 
 # the reference server's time scale: 1.0 runs its 20 ms model steps in real time (at 0.25
@@ -148,7 +149,7 @@ def oracle(row: Row, jobs: list[Job]) -> float | None:
 
 
 async def run_cell(
-    base_url: str, model: str, row: Row, jobs: list[Job], policy: str, seed: int
+    base_url: str, model: str, row: Row, jobs: list[Job], policy: str | Auto, seed: int
 ) -> list[StreamTrace]:
     """One run: every job streamed through the instrumented openai SDK; the traces."""
     rec = Recorder()
@@ -246,6 +247,7 @@ async def run_row(
                     sweep[c].add(await run_cell(base_url, model, row, jobs, f"fixed:{c}", seed),
                                  row, jobs)  # fmt: skip
             best = max(sweep, key=lambda c: sweep[c].good4[-1]) if sweep else None
+            seen: list[StreamTrace] = []
             for policy in policies:
                 if policy == "waves" and not row.batch:
                     continue
@@ -257,7 +259,11 @@ async def run_row(
                     for f in ("makespan", "short_p50", "good4", "good05", "ttft50", "ttft99"):
                         getattr(cell, f).append(getattr(sweep[best], f)[-1])
                     continue
-                traces = await run_cell(base_url, model, row, jobs, name, seed)
+                # auto-warm: auto started from this seed's all-at-once traffic (Auto(prior=...))
+                pol = Auto(prior=seen) if policy == "auto-warm" else name
+                traces = await run_cell(base_url, model, row, jobs, pol, seed)
+                if policy == "naive":
+                    seen = traces
                 cells.setdefault(policy, Cell()).add(traces, row, jobs)
             span = oracle(row, jobs)
             if span is not None:
@@ -317,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llama", action="store_true", help="add llama.cpp rows (1, 4, 8 slots)")
     ap.add_argument("--rows", default="")
     ap.add_argument("--workloads", default="demo,burst160,poisson50,poisson100,poisson150,prefill")
-    ap.add_argument("--policies", default="naive,sorted,best-fixed,auto,gradient,waves")
+    ap.add_argument("--policies", default="naive,sorted,best-fixed,auto,auto-warm,gradient,waves")
     ap.add_argument("--sweep", default="1,4,8,16,32,64")
     args = ap.parse_args(argv)
     if args.seeds is None:

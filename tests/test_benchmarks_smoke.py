@@ -68,12 +68,12 @@ def test_server_matrix_smoke() -> None:
     try:
         lines = run_benchmark(
             "server_matrix.py", "--quick", "--rows", "cont-8", "--workloads", "demo",
-            "--policies", "naive,sorted,best-fixed,auto", "--sweep", "4",
+            "--policies", "naive,sorted,best-fixed,auto,auto-warm", "--sweep", "4",
         )  # fmt: skip
     finally:
         del os.environ["FAIRSTREAM_MATRIX_SCALE"]
     table = [ln.split() for ln in lines if ln.startswith("  ") and len(ln.split()) == 8]
-    assert [cells[0] for cells in table] == ["naive", "sorted", "best-fixed", "auto"]
+    assert [cells[0] for cells in table] == ["naive", "sorted", "best-fixed", "auto", "auto-warm"]
     assert float(table[0][1]) == 1.0  # makespan over naive's: naive's own is 1
     assert any(ln.startswith("  auto vs the better of naive and sorted:") for ln in lines)
     assert any("auto cells miss a target" in ln for ln in lines)
