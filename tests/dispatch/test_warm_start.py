@@ -78,6 +78,21 @@ async def test_warm_auto_fills_a_continuous_server_at_once_where_cold_auto_ramps
     assert warm.kind == "continuous"  # live traffic did not overturn it
 
 
+async def test_one_burst_that_fit_the_server_proves_that_many_slots(
+    serve: ServerFactory,
+) -> None:
+    """One burst shows no refill, so static and continuous look alike; either way the server
+    ran that many at once, and a warm dispatcher sends that many at once."""
+    async with serve(mode="continuous", max_num_seqs=64) as server:
+        prior = await _burst(server.base_url, server.config.model, None)
+        warm = Auto(prior=prior)
+        assert most_running(prior) >= len(LENGTHS) - 1
+        async with Dispatcher(warm) as d:
+            traces = await _burst(server.base_url, server.config.model, d)
+    assert all(t.outcome == "ok" for t in traces)
+    assert _sent_before_any_start(traces) >= most_running(prior) - 1 > Auto().start
+
+
 async def test_warm_auto_takes_the_batch_size_of_a_static_server(serve: ServerFactory) -> None:
     async with serve(mode="static", batch_size=6, release="batch_end") as server:
         prior = await _burst(server.base_url, server.config.model, None)

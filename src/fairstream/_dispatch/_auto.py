@@ -89,7 +89,7 @@ class Auto(Policy):
         self.refills = 0
         self._last_refill = -math.inf
         self.peak = 0  # the most requests seen running at once: the slots the server proved
-        self._proved = 0  # the most seen running at once in the prior traffic (warm start)
+        self._proved = 0  # warm start, until the first completion: what the prior ran at once
         self.slow_start = True  # until a request waits inside the server
         self._offer = start  # slow start: what may be in flight
         self._probe = 0  # continuous: 1 while offering one above the peak, to find a slot more
@@ -229,8 +229,9 @@ class Auto(Policy):
         # waited for a slot: late, and it only took the place of one that ended (a wave of
         # sends that all start late but together grew the batch: that was prefill or our
         # own sending, not a full server)
-        # (below what prior traffic ran at once it cannot have waited for a slot: a burst's
-        # first tokens spread over its prefills and our own sending)
+        # (in the first burst of a warm start, below what prior traffic ran at once, it did not
+        # wait for a slot: a burst's first tokens spread over its prefills and our sending;
+        # over HTTP the prior can overstate the slots, so this ends at the first completion)
         full = self._late(ttft, 3) and not grew and self.running >= self._proved
         if full:
             self.slow_start = False
@@ -250,6 +251,7 @@ class Auto(Policy):
         self._waiting.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
         self._running.pop(job.jid, None)
+        self._proved = 0  # past the first burst late starts count again (the prior can be high)
         self._undo_growth(job.jid, traces, now)
         if job.ok and self._overloads:
             self._overloads -= 1
@@ -283,9 +285,10 @@ class Auto(Policy):
 
     def learn(self, traces: Iterable[StreamTrace]) -> None:
         """Start from traffic already seen (an instrumented app's traces, a probe's, an earlier
-        run's), so a warm dispatcher skips slow start: the detector's confident verdict sets
-        the kind (and B), and on a continuous server the most requests seen running at once
-        are slots it has proved."""
+        run's): the detector's confident verdict sets the kind (and B), and the most requests
+        seen running at once are slots proved on any kind (one burst that fit the server looks
+        the same on a static and a continuous one): slow start offers that many at once, and a
+        continuous server gets them as its peak, with no slow start."""
         ok = [t for t in traces if t.outcome == "ok"]
         if not ok:
             return
@@ -297,9 +300,10 @@ class Auto(Policy):
             self.recheck()
         finally:
             self._recent = recent
+        self._proved = most_running(ok)
+        self._offer = max(self._offer, self._proved)
         if self.kind == "continuous":
             self.slow_start = False
-            self._proved = most_running(ok)
             self.peak = max(self.peak, self._proved)
             self._calm = 0  # probe for a slot more after the first completion
 
