@@ -3,8 +3,9 @@
     python examples/dispatcher_batch.py [http://HOST:PORT/v1 MODEL]   # needs the openai extra
 
 Sends 24 streamed requests (12 short, 12 long) with the instrumented openai client through
-`fairstream.Dispatcher()`: `auto` finds out how the server batches and adapts. Prints the
-policy it chose, when the short and the long answers came back, and the detector's summary.
+`fairstream.Dispatcher()`: `auto` finds out how the server batches and adapts; then again with
+a warm `Auto(prior=traces)` that starts from what the first pass showed. Prints the policy
+each ended on, when the short and the long answers came back, and the detector's summary.
 Without arguments it uses the embedded reference server in the seed's configuration.
 """
 
@@ -39,13 +40,17 @@ async def run(base_url: str, model: str) -> None:
                 pass
             return max_tokens, time.perf_counter() - t0
 
-        async with fairstream.Dispatcher() as dispatcher:
-            results = await dispatcher.map(ask, [8, 96] * 12, expected_tokens=lambda n: n)
-            print("policy:", dispatcher.policy)
-    done = [r for r in results if isinstance(r, tuple)]
-    for kind, n in (("short", 8), ("long", 96)):
-        p50 = statistics.median(t for m, t in done if m == n)
-        print(f"{kind} answers back after {p50:.2f} s (p50)")
+        # cold: auto knows nothing of the server; warm: it starts from the traffic seen so far
+        for how in ("cold", "warm"):
+            policy = fairstream.Auto(prior=recorder.traces) if how == "warm" else "auto"
+            t0 = time.perf_counter()
+            async with fairstream.Dispatcher(policy) as dispatcher:
+                results = await dispatcher.map(ask, [8, 96] * 12, expected_tokens=lambda n: n)
+            print(f"{how}: policy {dispatcher.policy}")
+            done = [r for r in results if isinstance(r, tuple)]
+            for kind, n in (("short", 8), ("long", 96)):
+                p50 = statistics.median(t for m, t in done if m == n)
+                print(f"  {kind} answers back after {p50:.2f} s (p50)")
     print("detector:", fairstream.analyze(recorder.traces).summary)
 
 

@@ -10,8 +10,9 @@ small as the server's kind allows:
 
 - **slow start** (cold, and until a request waits for a slot): one more in flight for each
   start that raised the number running at once above its peak (one that took a freed slot
-  does not count), from ``start`` = 8, so what is offered doubles each round while the server
-  keeps taking more; it ends at the first request that waits for a slot: its first token
+  does not count), from ``start`` = 8, so ``start`` more go out with each round of first
+  tokens while the server keeps taking more (a ramp, not a doubling: whatever doubles
+  overshoots a small server by as much as it has slots); it ends at the first request that waits for a slot: its first token
   came more than 3 steps after the quickest one, or it has waited 4 steps past that without
   one while no start grew the batch (so the overshoot is what was sent in the last few
   steps, not a whole round);
@@ -174,6 +175,8 @@ class Auto(Policy):
         room = self.limit() - in_flight
         if room <= 0 or not len(queue):
             return []
+        if room >= len(queue):  # all go now: shortest first, so the sends' own time is theirs
+            return queue.pop_many(room, now)
         known = [j for j in queue if j.expected_tokens is not None]
         work = sum(j.expected_tokens or 0.0 for j in known)
         slots = max(self.peak, 1)
@@ -200,7 +203,7 @@ class Auto(Policy):
     def _end_slow_start_if_overdue(self, now: float) -> None:
         """Slow start ends as soon as a request *is* waiting (4 steps past the quickest first
         token, none yet), not when its first token finally comes: that is a slot later, and
-        meanwhile prompt starts elsewhere keep doubling what is offered."""
+        meanwhile prompt starts elsewhere keep raising what is offered."""
         if not self.slow_start or not self._waiting or self._quickest == math.inf:
             return
         oldest = min(self._waiting.values())
@@ -239,7 +242,7 @@ class Auto(Policy):
             if self.kind == "continuous" and self._late(ttft, 4):
                 self.peak = max(self.running, self.peak - 1)  # fewer slots than we thought
         elif self.slow_start and grew:
-            self._offer += 1  # a slot nobody freed: what is offered doubles each round
+            self._offer += 1  # a slot nobody freed: one more may wait
         elif grew:
             self._probe = 1  # a slot more was there: keep probing
         self._end_slow_start_if_overdue(now)
