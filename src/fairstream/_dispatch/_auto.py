@@ -12,10 +12,10 @@ small as the server's kind allows:
   start that raised the number running at once above its peak (one that took a freed slot
   does not count), from ``start`` = 8, so ``start`` more go out with each round of first
   tokens while the server keeps taking more (a ramp, not a doubling: whatever doubles
-  overshoots a small server by as much as it has slots); it ends at the first request that waits for a slot: its first token
-  came more than 3 steps after the quickest one, or it has waited 4 steps past that without
-  one while no start grew the batch (so the overshoot is what was sent in the last few
-  steps, not a whole round);
+  overshoots a small server by as much as it has slots); it ends at the first request that
+  waits for a slot: its first token came more than 3 steps after the quickest one, or it has
+  waited 4 steps past that without one while no start grew the batch (so the overshoot is
+  what was sent in the last few steps, not a whole round);
 - ``continuous`` (two "refills": a request started while one started before it was sent still
   ran, which static batching never does): ``peak`` slots and nothing waiting in the server,
   since one request always waiting there costs every request a slot's wait (1.5 steps with
