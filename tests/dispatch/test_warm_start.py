@@ -7,6 +7,7 @@ import random
 import anyio
 import pytest
 
+import fairstream
 from fairstream import Auto, Dispatcher, Recorder, StreamClient, StreamTrace
 from fairstream._dispatch._auto import most_running
 from tests.conftest import ServerFactory
@@ -65,8 +66,8 @@ async def test_warm_auto_fills_a_continuous_server_at_once_where_cold_auto_ramps
         model = server.config.model
         prior = await _refilling(server.base_url, model)
         warm = Auto(prior=prior)
-        assert warm.kind == "continuous" and not warm.slow_start
-        assert warm.peak == most_running(prior) >= Auto().start  # slots the prior proved
+        assert warm.kind == "continuous"
+        assert warm.peak == warm.limit() == most_running(prior) > Auto().start  # proved slots
         async with Dispatcher(warm) as d:
             warm_traces = await _burst(server.base_url, model, d)
         async with Dispatcher(cold := Auto()) as d:
@@ -109,7 +110,7 @@ def test_no_usable_prior_is_a_cold_start() -> None:
     failed = StreamTrace(request_id="x", outcome="error", sent=0.0)
     for prior in ([], [failed]):
         auto = Auto(prior=prior)
-        assert (auto.kind, auto.slow_start, auto.peak) == ("unknown", True, 0)
+        assert (auto.kind, auto.peak, auto.limit()) == ("unknown", 0, auto.start)
 
 
 def _t(first: float, last: float) -> StreamTrace:
@@ -127,3 +128,25 @@ def _t(first: float, last: float) -> StreamTrace:
 )
 def test_most_running(spans: list[tuple[float, float]], most: int) -> None:
     assert most_running([_t(a, b) for a, b in spans]) == most
+
+
+@pytest.mark.parametrize(
+    ("overrides", "kind"),
+    [({"mode": "static", "batch_size": 6}, "static"), ({"max_num_seqs": 12}, "continuous")],
+    ids=["static", "continuous"],
+)
+async def test_a_probes_traces_warm_the_dispatcher(
+    serve: ServerFactory, overrides: dict[str, object], kind: str
+) -> None:
+    """``probe(..., recorder=rec)`` then ``Auto(prior=rec.traces)``: what the probe found."""
+    recorder = Recorder()
+    async with serve(**overrides) as server:
+        report = await fairstream.probe(server.base_url, server.config.model, recorder=recorder)
+    warm = Auto(prior=recorder.traces)
+    assert report.verdict == kind
+    assert warm.kind == kind, warm.changes
+    if kind == "static":
+        assert warm.batch_size == 6
+    else:
+        # a probe runs only a few at once: slow start still offers at least `start`
+        assert warm.limit() == max(Auto().start, most_running(recorder.traces))

@@ -36,8 +36,9 @@ is noticed. 429/503 halve the budget (and the dispatcher pauses for Retry-After)
 
 **Warm start**: ``Auto(prior=traces)`` (or :meth:`Auto.learn`) starts from traffic already
 seen, e.g. an instrumented app's :class:`~fairstream.Recorder`: a confident verdict sets the
-kind at once, and on a continuous server the most requests seen running at once are slots
-proved, so there is no slow start (which costs 2-3 rounds of first tokens on a big server).
+kind at once, and the most requests seen running at once are slots proved, so slow start
+begins there instead of at ``start`` (its ramp costs a few rounds of first tokens on a big
+server).
 """
 
 from __future__ import annotations
@@ -290,8 +291,8 @@ class Auto(Policy):
         """Start from traffic already seen (an instrumented app's traces, a probe's, an earlier
         run's): the detector's confident verdict sets the kind (and B), and the most requests
         seen running at once are slots proved on any kind (one burst that fit the server looks
-        the same on a static and a continuous one): slow start offers that many at once, and a
-        continuous server gets them as its peak, with no slow start."""
+        the same on a static and a continuous one): slow start offers that many at once (or
+        ``start``, if more: a probe runs only a few at once) and goes on growing from there."""
         ok = [t for t in traces if t.outcome == "ok"]
         if not ok:
             return
@@ -304,11 +305,9 @@ class Auto(Policy):
         finally:
             self._recent = recent
         self._proved = most_running(ok)
-        self._offer = max(self._offer, self._proved)
+        self._offer = max(self._offer, self._proved)  # slow start goes on from there
         if self.kind == "continuous":
-            self.slow_start = False
             self.peak = max(self.peak, self._proved)
-            self._calm = 0  # probe for a slot more after the first completion
 
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self._overloads = min(self._overloads + 1, 8)
