@@ -299,11 +299,7 @@ class Auto(Policy):
         self._tpots.extend(t.tpot for t in ok if t.tpot)
         # judged on their own and not kept for later checks: another recorder's traces count
         # time from another origin, and mixed with ours they would make up overlaps
-        recent, self._recent = self._recent, deque(ok, maxlen=self._recent.maxlen)
-        try:
-            self.recheck()
-        finally:
-            self._recent = recent
+        self.recheck(deque(ok, maxlen=self._recent.maxlen))
         self._proved = most_running(ok)
         self._offer = max(self._offer, self._proved)  # slow start goes on from there
         if self.kind == "continuous":
@@ -313,13 +309,15 @@ class Auto(Policy):
         self._overloads = min(self._overloads + 1, 8)
 
     # -- deciding ------------------------------------------------------------------------------
-    def recheck(self) -> None:
-        """Analyze the recent traces; change the kind if a confident verdict says another."""
-        report = analyze(list(self._recent))
+    def recheck(self, traces: Iterable[StreamTrace] | None = None) -> None:
+        """Analyze the recent traces (or ``traces``); change the kind if a confident verdict
+        says another."""
+        seen = list(self._recent if traces is None else traces)
+        report = analyze(seen)
         self.report = report
         if report.verdict == "unknown" or report.confidence < self.confidence:
             return
-        refilled = any(t.sent is not None and t.sent <= self._last_refill for t in self._recent)
+        refilled = any(t.sent is not None and t.sent <= self._last_refill for t in seen)
         if report.verdict == "static" and not refilled:  # a refill disproves static batching
             size = report.batch_size  # exact, or a lower bound
             if self.kind != "static" or (size and size > (self.batch_size or 0)):
