@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import random
 import shutil
 import statistics
@@ -47,6 +49,11 @@ B = 8
 async def worker(args: argparse.Namespace) -> None:
     from fairstream import Dispatcher, JsonlSink, Recorder, StreamClient
 
+    if os.environ.get("FAIRSTREAM_LOG"):  # the dispatcher's decisions, on stderr
+        logging.basicConfig(
+            level=os.environ["FAIRSTREAM_LOG"],
+            format="%(relativeCreated)6.0f %(process)d %(message)s",
+        )
     lengths = json.loads(args.lengths)
     rec = Recorder([JsonlSink(args.out)])
     msg = [{"role": "user", "content": "hi"}]

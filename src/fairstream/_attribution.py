@@ -29,8 +29,9 @@ class Attributed(Protocol):
     def note_first_token(self, t: float) -> None:
         """A stream inside it got its first content at ``t``."""
 
-    def note_trace(self, trace: StreamTrace) -> None:
-        """A stream inside it finished."""
+    def note_trace(self, trace: StreamTrace, origin: float) -> None:
+        """A stream inside it finished; its recorder counts time from ``origin``
+        (``perf_counter`` seconds), so ``trace.shifted(origin)`` is on the job's clock."""
 
 
 class Router(Protocol):

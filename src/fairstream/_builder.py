@@ -252,7 +252,7 @@ class TraceBuilder:
         self._finished_trace = trace
         self.recorder.emit(trace)
         if self._job is not None:
-            self._job.note_trace(trace)
+            self._job.note_trace(trace, o)
         return trace
 
 

@@ -11,11 +11,13 @@ Rule 3: definitions (DESIGN.md section 3): TTFC sent -> first chunk of any kind;
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
 from typing import Any, Literal
 
 __all__ = ["SCHEMA", "Outcome", "StreamTrace", "Usage"]
+_TIMES = ("enqueued", "sent", "headers", "first_chunk", "first_content", "last_content",
+          "finish_chunk", "end")  # fmt: skip
 
 SCHEMA = "fairstream.trace/1"
 Outcome = Literal["ok", "error", "cancelled"]
@@ -115,6 +117,15 @@ class StreamTrace:
     def wall_end(self) -> float | None:
         """Unix time the stream ended."""
         return None if self.end is None else self.wall_anchor + self.end
+
+    def shifted(self, offset: float) -> StreamTrace:
+        """This trace with every time moved by ``offset`` seconds (onto another clock: the
+        recorder's origin onto ``perf_counter``, or one host's clock onto Redis's)."""
+        moved: dict[str, Any] = {
+            name: getattr(self, name) + offset for name in _TIMES if getattr(self, name) is not None
+        }
+        moved["chunk_times"] = tuple(t + offset for t in self.chunk_times)
+        return replace(self, **moved)
 
     # -- (de)serialization ----------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

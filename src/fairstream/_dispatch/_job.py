@@ -42,7 +42,7 @@ class Job:
     first_token: float | None = None
     done: float | None = None
     ok: bool = True
-    traces: list[StreamTrace] = field(default_factory=list)
+    traces: list[StreamTrace] = field(default_factory=list)  # moved onto perf_counter
     listener: JobListener | None = None
     payload: Any = None  # whatever the driver needs (an event, a simulated request)
     release_on_trace: bool = False  # the slot ends with the first trace (routed SDK calls)
@@ -55,7 +55,10 @@ class Job:
             if self.listener is not None:
                 self.listener.first_token(self, t)
 
-    def note_trace(self, trace: StreamTrace) -> None:
+    def note_trace(self, trace: StreamTrace, origin: float = 0.0) -> None:
+        """Keep the trace on the job's clock (a recorder counts from its own origin: the
+        policy compares trace times with the job's events)."""
+        trace = trace.shifted(origin) if origin else trace
         self.traces.append(trace)
         if self.listener is not None:
             self.listener.trace_done(self, trace)

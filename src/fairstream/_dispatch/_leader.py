@@ -10,10 +10,11 @@ within one ttl, with a fresh policy (a cold start).
 
 from __future__ import annotations
 
-import dataclasses
+import heapq
 import itertools
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["Leader", "Samples"]
 
 log = logging.getLogger("fairstream.dispatch")
-_TIMES = ("enqueued", "sent", "headers", "first_chunk", "first_content", "last_content",
-          "finish_chunk", "end")  # fmt: skip
 
 # KEYS: leader   ARGV: owner, ttl_ms  -> 1 when the caller leads (now or still)
 _LEAD = """
@@ -44,15 +43,6 @@ return 0
 """
 
 
-def shifted(trace: StreamTrace, offset: float) -> StreamTrace:
-    """The trace with every time moved by ``offset`` seconds (onto another clock)."""
-    moved: dict[str, Any] = {
-        name: getattr(trace, name) + offset for name in _TIMES if getattr(trace, name) is not None
-    }
-    moved["chunk_times"] = tuple(t + offset for t in trace.chunk_times)
-    return dataclasses.replace(trace, **moved)
-
-
 class Samples:
     """What this process's requests did, buffered and published in batches."""
 
@@ -61,8 +51,15 @@ class Samples:
         self._buffer: list[str] = []
 
     def add(self, kind: str, job: Job, t: float, traces: list[StreamTrace] | None = None) -> None:
-        """Note an event at local time ``t`` (perf_counter seconds)."""
+        """Note an event at local time ``t`` (perf_counter seconds).
+
+        A job is done when its last stream ended, not when this process got round to
+        releasing it: a busy process releases late, and the leader would see the server's
+        next batch start while this one "still ran" (the sign of continuous batching)."""
         offset = self.slots.clock_offset
+        ends = [x.end for x in traces or () if x.end is not None]
+        if kind == "done" and ends:
+            t = min(t, max(ends))
         item: dict[str, Any] = {
             "k": kind,
             "j": f"{self.slots.owner}:{job.jid}",
@@ -71,7 +68,7 @@ class Samples:
             "ok": job.ok,
         }
         if traces:
-            item["tr"] = [shifted(x, offset).to_dict() for x in traces if x.outcome == "ok"]
+            item["tr"] = [x.shifted(offset).to_dict() for x in traces if x.outcome == "ok"]
         self._buffer.append(json.dumps(item))
 
     async def flush(self) -> None:
@@ -84,7 +81,9 @@ class Samples:
 class Leader:
     """Leads when it can: reads every sample, runs ``policy``, writes the limit."""
 
-    def __init__(self, slots: SharedSlots, make_policy: Callable[[], Policy]) -> None:
+    def __init__(
+        self, slots: SharedSlots, make_policy: Callable[[], Policy], *, delay: float = 0.06
+    ) -> None:
         self.slots, self.make_policy = slots, make_policy
         self.policy: Policy | None = None  # set while this process leads
         self.leading = False
@@ -92,6 +91,9 @@ class Leader:
         self._jobs: dict[str, Job] = {}
         self._ids = itertools.count(1)
         self._last = "$"
+        self._pending: list[tuple[float, int, dict[str, Any]]] = []  # by time: (t, n, sample)
+        self._order = itertools.count()
+        self.delay = delay  # how late a sample may reach the stream (publishing every 20 ms)
 
     async def step(self) -> None:
         """Claim or renew the leader key; as leader, apply new samples and write the limit."""
@@ -99,13 +101,23 @@ class Leader:
         if leads and not self.leading:
             self.terms += 1
             self.policy, self._jobs, self._last = self.make_policy(), {}, "$"
+            self._pending.clear()
             log.info("this process now leads pool %r", self.slots.pool)
         self.leading = leads
         if not leads or self.policy is None:
             return
         entries, self._last = await self.slots.read_samples(self._last)
         for raw in entries:
-            self._apply(json.loads(raw))
+            s = json.loads(raw)
+            heapq.heappush(self._pending, (s["t"], next(self._order), s))
+        # in time order, once every process has had time to publish: the stream holds each
+        # process's batches in the order they were flushed, so a sample can land after a later
+        # one of another process (a batch's next first token before its last end: a "refill")
+        settled = time.perf_counter() + self.slots.clock_offset - self.delay
+        while self._pending and self._pending[0][0] <= settled:
+            self._apply(heapq.heappop(self._pending)[2])
+        if self.policy.limit() != self.slots.limit:
+            log.debug("pool %r: %s", self.slots.pool, self.policy.describe())
         await self.slots.write_limit(self.policy.limit())
 
     async def run(self, every: float = 0.05) -> None:
