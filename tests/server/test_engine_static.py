@@ -91,3 +91,13 @@ def test_abort_stops_events_and_frees_the_waiting_queue() -> None:
     assert set(seen) == {"b"}
     assert t == pytest.approx(3 * STEP)
     assert engine.stats.aborted == 2
+
+
+def test_stretched_counts_requests_held_by_a_later_much_longer_batch_mate() -> None:
+    """Arrival order matters: a short request joined by a later long one is stretched; one
+    that joined a long one already there, or one within 2x (or 16 tokens), is not."""
+    cases = [([4, 64, 8, 9], 1), ([64, 4, 8, 9], 0), ([4, 16, 30, 32], 0), ([4, 33, 40, 70], 2)]
+    for lengths, stretched in cases:
+        engine = StaticEngine(FLAT, batch_size=4, batch_timeout=0.0)
+        simulate(engine, batch(lengths))  # all at once, in this order
+        assert engine.stats.stretched == stretched, lengths

@@ -5,7 +5,9 @@
 Writes its traces to OUT (JSONL) and prints "ready" once the dispatcher is open. With
 ``hold`` it submits LIMIT long jobs and prints "holding" once all are streaming (for kill
 tests); it then runs until killed. ``FAIRSTREAM_TEST_POLICY`` names another policy than
-``fixed:LIMIT``.
+``fixed:LIMIT`` (``local:P``: P in this process alone, no pool);
+``FAIRSTREAM_TEST_LENGTHS`` (``4,64``) the answer lengths its jobs cycle through; with
+``FAIRSTREAM_TEST_GO`` set it waits for a line on stdin before submitting.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ async def main(base: str, model: str, redis: str, pool: str, limit: int, jobs: i
                hold: bool) -> None:  # fmt: skip
     rec = Recorder([JsonlSink(out)])
     policy = os.environ.get("FAIRSTREAM_TEST_POLICY", f"fixed:{limit}")
+    lengths = [int(x) for x in os.environ.get("FAIRSTREAM_TEST_LENGTHS", "4,12,20").split(",")]
+    shared = {"coordinator": redis, "pool": pool, "lease_ttl": 1.5}
+    if policy.startswith("local:"):
+        policy, shared = policy.removeprefix("local:"), {}
     started = anyio.Event()
     streaming = 0
 
@@ -46,9 +52,11 @@ async def main(base: str, model: str, redis: str, pool: str, limit: int, jobs: i
 
     async with (
         StreamClient(base, recorder=rec) as client,
-        Dispatcher(policy, coordinator=redis, pool=pool, lease_ttl=1.5) as d,
+        Dispatcher(policy, **shared) as d,  # type: ignore[arg-type]
     ):
         print("ready", flush=True)
+        if os.environ.get("FAIRSTREAM_TEST_GO"):
+            await anyio.to_thread.run_sync(sys.stdin.readline)
         async with anyio.create_task_group() as tg:
             if hold:
                 for _ in range(limit):
@@ -57,7 +65,7 @@ async def main(base: str, model: str, redis: str, pool: str, limit: int, jobs: i
                 print("holding", flush=True)
             else:
                 for i in range(jobs):
-                    tg.start_soon(one, client, d, 4 + 8 * (i % 3))
+                    tg.start_soon(one, client, d, lengths[i % len(lengths)])
     rec.close()
 
 

@@ -1,13 +1,15 @@
 """Random interleavings of the lease scripts from several clients, against a real Redis:
 the pool never counts more than its limit, and Redis holds exactly what the clients think
-they hold (no lease or ticket leaked or dropped without expiry)."""
+they hold (no lease or ticket leaked or dropped without expiry). In band mode (a static
+server) a request over 2x the longest one waiting for the next batch (and 16 tokens) is not
+granted, and the band holds exactly the granted leases whose requests have not started."""
 
 from __future__ import annotations
 
 import uuid
 
 import anyio
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fairstream._dispatch._shared import SharedSlots
@@ -15,40 +17,66 @@ from fairstream._dispatch._shared import SharedSlots
 from .conftest import RedisServer
 
 OPS = st.lists(
-    st.tuples(st.integers(0, 2), st.sampled_from(["enqueue", "try", "release", "cancel", "renew"])),
+    st.tuples(
+        st.integers(0, 2),
+        st.sampled_from(["enqueue", "try", "release", "cancel", "renew", "start"]),
+    ),
     min_size=1,
     max_size=40,
 )
 
 
-async def _run(url: str, ops: list[tuple[int, str]], limit: int) -> None:
+LENGTHS = (4, 40, 200, 20)
+FAR = 2**50  # no ticket is due (past the reorder wait) in these runs
+
+
+async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> None:
     pool = uuid.uuid4().hex
     clients = [SharedSlots(url, pool, limit=limit, ttl=30) for _ in range(3)]
-    queued: list[list[tuple[str, str]]] = [[] for _ in clients]  # (ticket, lease) in order
+    queued: list[list[tuple[str, str, int]]] = [[] for _ in clients]  # (ticket, lease, n)
+    waiting: dict[str, int] = {}  # the model of the band: granted, not started -> length
     for c in clients:
         await c.open()
+    if band:
+        await clients[0].set_band(True)
     try:
-        for i, op in ops:
+        for k, (i, op) in enumerate(ops):
             c = clients[i]
             if op == "enqueue":
                 ticket, lease = f"t:{uuid.uuid4().hex}", f"l:{uuid.uuid4().hex}"
                 await c._call("enqueue", [ticket, c._ttl_ms(), 0])
                 c.waiting.add(ticket)
-                queued[i].append((ticket, lease))
+                queued[i].append((ticket, lease, LENGTHS[k % len(LENGTHS)]))
             elif op == "try" and queued[i]:
-                ticket, lease = queued[i][0]
-                granted, used, lim, _paused = await c._call(
-                    "acquire", [ticket, lease, c._ttl_ms(), limit, 0]
+                ticket, lease, n = queued[i][0]
+                granted, used, lim, _paused, banded = await c._call(
+                    "acquire", [ticket, lease, c._ttl_ms(), limit, 0, n, FAR]
                 )
                 assert granted in (0, 1) and used <= lim == limit
+                longest = max(waiting.values(), default=-1)
+                blocked = band and longest >= 0 and n > 2 * max(longest, 16)
                 if granted:
+                    assert not blocked, (n, waiting)
+                    assert banded == band
                     queued[i].pop(0)
                     c.waiting.discard(ticket)
                     c.held.add(lease)
+                    if band:
+                        c.banded.add(lease)
+                        waiting[lease] = n
+                else:  # over the band rule, or behind others in line
+                    rank = await c._redis.zrank(c.keys["tickets"], ticket)
+                    assert blocked or rank >= lim - used
+            elif op == "start" and c.banded:
+                lease = sorted(c.banded)[0]
+                await c.started(lease)
+                waiting.pop(lease)
             elif op == "release" and c.held:
-                await c.release(sorted(c.held)[0])
+                lease = sorted(c.held)[0]
+                await c.release(lease)
+                waiting.pop(lease, None)
             elif op == "cancel" and queued[i]:
-                ticket, lease = queued[i].pop()
+                ticket, lease, _ = queued[i].pop()
                 await c._call("release", [ticket, lease])
                 c.waiting.discard(ticket)
             elif op == "renew":
@@ -58,16 +86,23 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int) -> None:
             assert len(leases) <= limit
             assert leases == set().union(*(k.held for k in clients))
             assert tickets == set().union(*(k.waiting for k in clients))
+            in_band = await c._redis.hgetall(c.keys["band"])
+            assert {x.decode(): int(n) for x, n in in_band.items()} == waiting
     finally:
         for c in clients:
             await c.aclose()
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(ops=OPS, limit=st.integers(1, 3))
+@given(ops=OPS, limit=st.integers(1, 3), band=st.booleans())
+@example(  # a 200-token request waits while a 4-token one waits for the batch; then goes
+    ops=[(0, "enqueue"), (0, "try"), (1, "enqueue"), (1, "try"), (0, "start"), (1, "try")],
+    limit=3,
+    band=True,
+)
 def test_random_interleavings_keep_the_pool_consistent(
-    redis_server: RedisServer, ops: list[tuple[int, str]], limit: int
+    redis_server: RedisServer, ops: list[tuple[int, str]], limit: int, band: bool
 ) -> None:
-    anyio.run(_run, redis_server.url, ops, limit)
+    anyio.run(_run, redis_server.url, ops, limit, band)

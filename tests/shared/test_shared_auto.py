@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import anyio
+import httpx
+import redis as redis_lib
 
 from fairstream import Dispatcher, ReferenceServer, ServerConfig
+from fairstream._dispatch._lua import keys
 
 from .conftest import RedisServer
-from .test_shared_slots import _worker
+from .test_shared_slots import WORKER, _worker
 
 STATIC = ServerConfig(mode="static", batch_size=4, step_ms=20.0, time_scale=0.5)
 
@@ -36,7 +43,7 @@ async def test_the_leader_sees_a_static_server_as_static_from_several_processes(
                     redis_server.url,
                     "s",
                     4,
-                    12,
+                    16,
                     tmp_path / f"{i}",
                     policy="auto",
                 )
@@ -49,5 +56,71 @@ async def test_the_leader_sees_a_static_server_as_static_from_several_processes(
                     await anyio.sleep(0.02)
             policy = leader.policy
     assert policy is not None
-    assert policy.kind == "static" and policy.batch_size == 4, policy.changes
+    assert policy.kind == "static" and policy.batch_size == 4, (policy.changes, policy.report)
     assert not any("continuous" in c for c in policy.changes), policy.changes
+
+
+B = 4
+
+
+def _stretched(base_url: str) -> int:
+    text = httpx.get(base_url.rsplit("/v1", 1)[0] + "/metrics").text
+    line = next(x for x in text.splitlines() if x.startswith("fairstream_server_requests_stretch"))
+    return int(line.split()[-1])
+
+
+JOBS = (6, 8, 8)  # 6 short ones: the second batch of them has room for 2 more
+
+
+def _go(p: subprocess.Popen[str]) -> None:
+    assert p.stdin is not None
+    p.stdin.write("go\n")
+    p.stdin.flush()
+
+
+def _waves_run(redis: str, tmp_path: Path, policy: str) -> int:
+    """3 processes on a static server (B=4): one sends 4-token answers, one 64-token ones,
+    one both; the server's count of requests stretched by a later, longer batch-mate."""
+    cfg = STATIC.with_(batch_size=B)
+    with ReferenceServer.in_subprocess(cfg) as server:
+        procs = []
+        for i, lengths in enumerate(("4", "64", "4,64")):
+            env = {**os.environ, "FAIRSTREAM_TEST_POLICY": policy, "FAIRSTREAM_TEST_GO": "1"}
+            env["FAIRSTREAM_TEST_LENGTHS"] = lengths
+            argv = [server.base_url, cfg.model, redis, "w", 2 * B, JOBS[i], tmp_path / f"{i}"]
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, str(WORKER), *map(str, argv)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    env=env,
+                )
+            )
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        # the short jobs are in line first (as when they come first), then the others go
+        _go(procs[0])
+        with redis_lib.Redis.from_url(redis) as r:
+            k = keys("w")
+            deadline = time.monotonic() + 10
+            while r.zcard(k["tickets"]) + r.zcard(k["leases"]) < JOBS[0]:
+                assert time.monotonic() < deadline, "the first process never queued"
+                time.sleep(0.005)
+        for p in procs[1:]:
+            _go(p)
+        for p in procs:
+            assert p.wait(timeout=60) == 0
+            assert p.stdin is not None and p.stdout is not None
+            p.stdin.close()
+            p.stdout.close()
+        return _stretched(server.base_url)
+
+
+def test_static_waves_across_processes_never_put_a_later_longer_request_in_a_batch(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """``waves:4`` shared by 3 processes: no request shares a batch with a much longer one
+    that reached the server after it (the pool's band keeps it for the batch after; without
+    the band this run stretches a few requests)."""
+    assert _waves_run(redis_server.url, tmp_path, f"waves:{B}") == 0

@@ -132,6 +132,10 @@ class Auto(Policy):
     def limit(self) -> int:
         return max(1, min(self.max_limit, self.running + self.budget()))
 
+    @property
+    def bands(self) -> bool:
+        return self.kind == "static"
+
     def step(self) -> float | None:
         """A decode step (median time per output token of recent requests), once known."""
         return statistics.median(self._tpots) if self._tpots else None

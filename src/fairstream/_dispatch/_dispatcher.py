@@ -347,6 +347,7 @@ class Dispatcher(EarlyRelease, JobListener):
         self._admission.first_token(job, t)
         if self._shared is not None:
             self._shared.note("first", job)
+            self._shared.started(job)
         self._kick()
 
     def _kick(self) -> None:

@@ -119,6 +119,7 @@ class Leader:
         if self.policy.limit() != self.slots.limit:
             log.debug("pool %r: %s", self.slots.pool, self.policy.describe())
         await self.slots.write_limit(self.policy.limit())
+        await self.slots.set_band(self.policy.bands)
 
     async def run(self, every: float = 0.05) -> None:
         while True:

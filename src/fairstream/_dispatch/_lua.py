@@ -11,6 +11,10 @@ Keys (one hash tag per pool, so a Redis Cluster keeps a pool on one node):
 - ``waiters``: sorted set, each waiting ticket scored by its heartbeat expiry, so a waiter that
   died leaves the queue instead of blocking it;
 - ``lost``: a counter of leases found expired when their holder renewed them;
+- ``band``: hash, for a static server (``bandmode`` set by the leader): each granted lease
+  whose request has not started yet (it waits in the server's queue for the next batch) and
+  its expected length, so a much longer request waits for the batch after (the next batch
+  holds similar lengths whichever process sent them);
 - ``procs``: sorted set of live processes scored by heartbeat expiry (their count sizes the
   local fallback); ``epoch``: a token set once, so a Redis that lost its keys is noticed.
 
@@ -46,15 +50,23 @@ return score
 """
 )
 
-# KEYS: leases, limit, tickets, waiters, pause
-# ARGV: ticket, lease, ttl_ms, default_limit, ready_ms
-# -> {granted (1, 0; -1: the ticket is gone), leases held, limit, ms the pool stays paused}.
+# KEYS: leases, limit, tickets, waiters, pause, band, bandmode
+# ARGV: ticket, lease, ttl_ms, default_limit, ready_ms, expected tokens (-1: unknown), due_ms
+# -> {granted (1, 0; -1: the ticket is gone), leases held, limit, ms the pool stays paused,
+#     1 if the lease joined the band (its holder says when its request starts)}.
 # A ticket is not granted before ``ready_ms`` (its enqueue time plus a short gathering window),
 # so requests that several processes send at once are in line, and ordered, before the first
-# is granted; nor while a 429/503 somewhere in the pool holds it (``pause``).
+# is granted; nor while a 429/503 somewhere in the pool holds it (``pause``); nor, in band
+# mode, while it is over 2x the longest request waiting for the next batch (and 16 tokens),
+# unless it is due (it waited ``max_reorder_wait``). Nor does a ticket overtake one ahead of
+# it that is still in its own gathering window (its id ends with ``#h`` and its handicap, so
+# its ready time is its score minus that plus the same window).
 ACQUIRE = (
     _PRELUDE
     + """
+local function handicap(ticket)  -- a ticket's id ends with "#h" and its handicap in ms
+  return tonumber(string.match(ticket, '#h(%d+)$') or 0)
+end
 local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[4])
 local used = redis.call('ZCARD', KEYS[1])
 local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
@@ -62,14 +74,43 @@ if not rank then
   return {-1, used, limit, 0}
 end
 local paused = math.max(0, tonumber(redis.call('GET', KEYS[5]) or 0) - now)
-if rank >= limit - used or now < tonumber(ARGV[5]) or paused > 0 then
+local wait = rank >= limit - used or now < tonumber(ARGV[5]) or paused > 0
+if not wait and rank > 0 then  -- nobody overtakes a ticket ahead still in its gathering window
+  local gather = tonumber(ARGV[5]) - tonumber(redis.call('ZSCORE', KEYS[3], ARGV[1]))
+    + handicap(ARGV[1])
+  local ahead = redis.call('ZRANGE', KEYS[3], 0, rank - 1, 'WITHSCORES')
+  for i = 1, #ahead, 2 do
+    if tonumber(ahead[i + 1]) - handicap(ahead[i]) + gather > now then
+      wait = true
+      break
+    end
+  end
+end
+local n = tonumber(ARGV[6])
+local banded = redis.call('EXISTS', KEYS[7]) == 1 and n >= 0
+if banded and not wait and now < tonumber(ARGV[7]) then
+  local longest = -1
+  local band = redis.call('HGETALL', KEYS[6])
+  for i = 1, #band, 2 do
+    if redis.call('ZSCORE', KEYS[1], band[i]) then
+      longest = math.max(longest, tonumber(band[i + 1]))
+    else
+      redis.call('HDEL', KEYS[6], band[i])
+    end
+  end
+  wait = longest >= 0 and n > 2 * math.max(longest, 16)
+end
+if wait then
   redis.call('ZADD', KEYS[4], 'XX', now + tonumber(ARGV[3]), ARGV[1])
-  return {0, used, limit, paused}
+  return {0, used, limit, paused, 0}
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
-return {1, used + 1, limit, 0}
+if banded then
+  redis.call('HSET', KEYS[6], ARGV[2], n)
+end
+return {1, used + 1, limit, 0, banded and 1 or 0}
 """
 )
 
@@ -84,13 +125,14 @@ end
 return untl
 """
 
-# KEYS: leases, limit, tickets, waiters, channel   ARGV: lease or ticket ids...
+# KEYS: leases, limit, tickets, waiters, channel, band   ARGV: lease or ticket ids...
 # idempotent: a lease or ticket already gone is no error
 RELEASE = (
     _PRELUDE
     + """
 local gone = 0
 for i = 1, #ARGV do
+  redis.call('HDEL', KEYS[6], ARGV[i])
   gone = gone + redis.call('ZREM', KEYS[1], ARGV[i])
   redis.call('ZREM', KEYS[3], ARGV[i])
   redis.call('ZREM', KEYS[4], ARGV[i])
@@ -147,5 +189,5 @@ def keys(pool: str) -> dict[str, str]:
     """The pool's key names, all under one hash tag."""
     base = f"fairstream:{{{pool}}}:"
     names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released", "procs", "epoch",
-             "leader", "samples", "pause")  # fmt: skip
+             "leader", "samples", "pause", "band", "bandmode")  # fmt: skip
     return {name: base + name for name in names}

@@ -69,6 +69,12 @@ class Policy(ABC):
     def describe(self) -> str:
         return f"{self.name}({self.limit()})"
 
+    @property
+    def bands(self) -> bool:
+        """Does a batch waiting at the server hold similar lengths (a static server)? A
+        shared pool then keeps much longer requests for the batch after, in every process."""
+        return False
+
 
 class Fixed(Policy):
     """At most ``n`` in flight."""
@@ -145,6 +151,7 @@ class Waves(Policy):
     """
 
     name = "waves"
+    bands = True  # a static server by definition
 
     def __init__(
         self,

@@ -48,6 +48,7 @@ class SharedPool:
             coordinator, pool, limit=first.limit(), ttl=ttl, max_reorder_wait=max_reorder_wait
         )
         self.slots.own_limit = self.fixed  # a fixed limit is everyone's; else the leader's
+        self._bands = first.bands  # known static (waves): bands from the first grant
         self.samples = Samples(self.slots)
         self.leader = None if self.fixed else Leader(self.slots, make_policy)
         self._tg: anyio.abc.TaskGroup | None = None
@@ -59,6 +60,8 @@ class SharedPool:
 
     async def open(self) -> None:
         await self.slots.open()
+        if self._bands:  # not only once a leader steps in: the first grants may come before
+            await self.slots.set_band(True)
 
     async def aclose(self) -> None:
         with anyio.CancelScope(shield=True):
@@ -82,6 +85,11 @@ class SharedPool:
     def note(self, kind: str, job: Job, traces: list[StreamTrace] | None = None) -> None:
         if self.leader is not None:
             self.samples.add(kind, job, time.perf_counter(), traces or [])
+
+    def started(self, job: Job) -> None:
+        """The job's request got its first token: it leaves the band (static servers)."""
+        if job.lease in self.slots.banded and self._tg is not None:
+            self._tg.start_soon(self.slots.started, job.lease)
 
     def overloaded(self, job: Job, retry_after: float | None) -> None:
         """A 429/503: every process of the pool pauses for its Retry-After (1 s if none)."""

@@ -60,6 +60,7 @@ class SharedSlots:
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.epoch = uuid.uuid4().hex
         self.held: set[str] = set()  # leases this process holds
+        self.banded: set[str] = set()  # held leases in the band (not started yet)
         self.waiting: set[str] = set()  # tickets this process queues
         self.lost = 0  # leases found expired on renewal
         self.live = 1  # processes of the pool seen at the last heartbeat
@@ -67,6 +68,7 @@ class SharedSlots:
         self.own_limit = True  # False: a leader writes the limit; open() only sets a default
         self.clock_offset = 0.0  # Redis's clock minus perf_counter, seconds (each heartbeat)
         self._limit_written: int | None = None
+        self._band_written: bool | None = None
         self.round_trips: list[float] = []  # seconds per acquire script call (bounded)
         self.breaker = Breaker(f"Redis at {url}")
         self._timeout = timeout
@@ -134,16 +136,38 @@ class SharedSlots:
         """
         share = 1.0 if expected_tokens is None else min(1.0, max(0.0, expected_tokens) / 1024)
         handicap = round(share * self.max_reorder_wait * 1000)
+        n = -1 if expected_tokens is None else max(0, round(expected_tokens))
         while True:
             try:
-                return await self._acquire_shared(handicap)
+                return await self._acquire_shared(handicap, n)
             except CoordinatorDown:
                 granted = await self._acquire_local()
                 if granted is not None:
                     return granted
 
+    async def started(self, lease: str) -> None:
+        """The lease's request got its first token: it no longer waits for a batch (band)."""
+        if lease in self.banded:
+            self.banded.discard(lease)
+            with contextlib.suppress(CoordinatorDown):  # else it leaves the band at release
+                self.breaker.check()
+                try:
+                    await self._redis.hdel(self.keys["band"], lease)
+                except _redis_errors() as exc:
+                    self.breaker.failed(exc)
+
+    async def set_band(self, on: bool) -> None:
+        """Band mode (a static server: a waiting batch holds similar lengths), for everyone."""
+        if on != self._band_written:
+            if on:
+                await self._redis.set(self.keys["bandmode"], 1)
+            else:
+                await self._redis.delete(self.keys["bandmode"], self.keys["band"])
+            self._band_written = on
+
     async def release(self, lease: str) -> None:
         """Give a lease back (idempotent; runs to the end even when cancelled)."""
+        self.banded.discard(lease)
         with anyio.CancelScope(shield=True):
             if lease.startswith(_LOCAL):
                 if lease in self.held and self._local is not None:
@@ -239,24 +263,27 @@ class SharedSlots:
         return max(1, (self.limit or 1) // max(1, self.live))
 
     # -- internals -------------------------------------------------------------------------
-    async def _acquire_shared(self, handicap: int) -> str:
-        ticket = f"t:{self.owner}:{uuid.uuid4().hex}"
+    async def _acquire_shared(self, handicap: int, n: int) -> str:
+        ticket = f"t:{self.owner}:{uuid.uuid4().hex}#h{handicap}"  # ACQUIRE reads the handicap
         lease = f"l:{self.owner}:{uuid.uuid4().hex}"
         self.waiting.add(ticket)
         try:
             score = await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
             ready = int(score) - handicap + round(self.gather * 1000)
+            due = int(score) - handicap + round(self.max_reorder_wait * 1000)
             while True:
                 self._released = anyio.Event()
                 t0 = time.perf_counter()
-                granted, used, limit, paused = await self._call(
-                    "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1, ready]
+                granted, used, limit, paused, banded = await self._call(
+                    "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1, ready, n, due]
                 )
                 if len(self.round_trips) < 100_000:
                     self.round_trips.append(time.perf_counter() - t0)
                 if granted == 1:
                     self.waiting.discard(ticket)
                     self.held.add(lease)
+                    if banded:
+                        self.banded.add(lease)
                     return lease
                 if granted == -1:  # swept as a dead waiter (we stalled past the ttl): requeue
                     await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
@@ -302,9 +329,9 @@ class SharedSlots:
             names = [k["pause"]]
         names += {
             "enqueue": [k["seq"]],
-            "release": [k["released"]],
+            "release": [k["released"], k["band"]],
             "renew": [k["lost"], k["procs"], k["epoch"]],
-            "acquire": [k["pause"]],
+            "acquire": [k["pause"], k["band"], k["bandmode"]],
         }.get(name, [])
         try:
             result = await self._scripts[name](keys=names, args=args)

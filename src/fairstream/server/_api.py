@@ -198,6 +198,7 @@ class OpenAIApp:
             ("step_lateness_seconds_max", "gauge", round(d.step_late_max, 6)),
             ("requests_rejected_total", "counter", sum(self.rejected.values())),
             ("requests_peak", "gauge", d.active_peak),  # most in the engine at once
+            ("requests_stretched_total", "counter", s.stretched),  # static: see EngineStats
         ]
         lines = []
         for name, typ, value in rows:

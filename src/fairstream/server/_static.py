@@ -151,6 +151,7 @@ class StaticEngine:
                 m = self._waiting.popleft()
                 self._batch.append(m)
                 events.append(Admitted(m.req.rid, now))
+            self.stats.stretched += _stretched([m.req.output_tokens for m in self._batch])
         n = len(self._batch)
         if not self._prefilled:
             # Padded prefill: every member is as long as the longest prompt.
@@ -169,3 +170,10 @@ class StaticEngine:
     def _sync_stats(self) -> None:
         self.stats.waiting = len(self._waiting)
         self.stats.running = sum(1 for m in self._batch if not m.released)
+
+
+def _stretched(lengths: list[int]) -> int:
+    """Members (in arrival order) with a later one over 2x (and 16 tokens) longer."""
+    return sum(
+        1 for i, n in enumerate(lengths) if any(m > 2 * max(n, 16) for m in lengths[i + 1 :])
+    )

@@ -106,6 +106,9 @@ class EngineStats:
     finished: int = 0
     aborted: int = 0
     busy_seconds: float = 0.0
+    # static batching: requests that shared a batch with one over 2x (and 16 tokens) longer
+    # that reached the server after them (held hostage by a later arrival)
+    stretched: int = 0
     step_hist: dict[str, int] = field(default_factory=dict)
 
 
