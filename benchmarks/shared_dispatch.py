@@ -8,8 +8,11 @@ and send them at once, over real HTTP, to one reference server in its own proces
 - ``shared``: every process's ``Dispatcher`` shares one pool in Redis with a fixed limit
   (static server: 2 x B, a batch running and one waiting; continuous: its slots), the line
   shortest first;
+- ``shared-waves`` (static server): the same pool with ``policy="waves:8"``: the pool keeps
+  lengths over 2x apart out of one batch waiting at the server, whichever
+  process sent them (the band);
 - ``shared-auto``: the same pool with ``policy="auto"``: one leader runs auto on every
-  process's samples and writes the limit;
+  process's samples and writes the limit (and, once it found static batching, the band);
 - ``single``: one process with one ``Dispatcher("auto")`` runs all 160 (the reference).
 
 Per configuration, medians over runs: short-request E2E p50 (from submission), makespan, the
@@ -69,6 +72,8 @@ async def worker(args: argparse.Namespace) -> None:
             d = Dispatcher("auto")
         elif args.mode == "shared":
             d = Dispatcher(f"fixed:{args.limit}", coordinator=args.redis, pool=args.pool)
+        elif args.mode == "shared-waves":
+            d = Dispatcher(f"waves:{B}", coordinator=args.redis, pool=args.pool)
         elif args.mode == "shared-auto":
             d = Dispatcher("auto", coordinator=args.redis, pool=args.pool)
 
@@ -226,9 +231,11 @@ def main() -> int:
             print(f"  {'procs':>5} {'mode':<12} {'short p50':>9} {'makespan':>9} {'goodput':>8}"
                   f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16}")  # fmt: skip
             for procs in [1] + [int(p) for p in args.procs.split(",")]:
-                modes = (
-                    ["single"] if procs == 1 else ["naive", "per-process", "shared", "shared-auto"]
-                )
+                modes = ["naive", "per-process", "shared", "shared-auto"]
+                if sname.startswith("static"):
+                    modes.insert(3, "shared-waves")
+                if procs == 1:
+                    modes = ["single"]
                 for mode in modes:
                     rows = []
                     for r in range(args.runs):

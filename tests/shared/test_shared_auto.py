@@ -117,10 +117,10 @@ def _waves_run(redis: str, tmp_path: Path, policy: str) -> int:
         return _stretched(server.base_url)
 
 
-def test_static_waves_across_processes_never_put_a_later_longer_request_in_a_batch(
+def test_static_waves_across_processes_never_mix_lengths_in_a_batch(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    """``waves:4`` shared by 3 processes: no request shares a batch with a much longer one
-    that reached the server after it (the pool's band keeps it for the batch after; without
-    the band this run stretches a few requests)."""
+    """``waves:4`` shared by 3 processes: no request shares a batch with one over 2x longer
+    that reached the server after it (the pool's band keeps lengths over 2x apart out of one
+    waiting batch; without the band this run stretches a few requests)."""
     assert _waves_run(redis_server.url, tmp_path, f"waves:{B}") == 0

@@ -13,8 +13,8 @@ Keys (one hash tag per pool, so a Redis Cluster keeps a pool on one node):
 - ``lost``: a counter of leases found expired when their holder renewed them;
 - ``band``: hash, for a static server (``bandmode`` set by the leader): each granted lease
   whose request has not started yet (it waits in the server's queue for the next batch) and
-  its expected length, so a much longer request waits for the batch after (the next batch
-  holds similar lengths whichever process sent them);
+  its expected length, so a request much longer or shorter waits for the batch after (the
+  next batch holds similar lengths whichever process sent them);
 - ``procs``: sorted set of live processes scored by heartbeat expiry (their count sizes the
   local fallback); ``epoch``: a token set once, so a Redis that lost its keys is noticed.
 
@@ -57,10 +57,10 @@ return score
 # A ticket is not granted before ``ready_ms`` (its enqueue time plus a short gathering window),
 # so requests that several processes send at once are in line, and ordered, before the first
 # is granted; nor while a 429/503 somewhere in the pool holds it (``pause``); nor, in band
-# mode, while it is over 2x the longest request waiting for the next batch (and 16 tokens),
-# unless it is due (it waited ``max_reorder_wait``). Nor does a ticket overtake one ahead of
-# it that is still in its own gathering window (its id ends with ``#h`` and its handicap, so
-# its ready time is its score minus that plus the same window).
+# mode, while its length and the longest of those waiting for the next batch differ over 2x
+# (and 16 tokens), unless it is due (it waited ``max_reorder_wait``). Nor does a ticket
+# overtake one ahead of it still in its own gathering window (its id ends with ``#h`` and its
+# handicap, so its ready time is its score minus that plus the same window).
 ACQUIRE = (
     _PRELUDE
     + """
@@ -98,7 +98,7 @@ if banded and not wait and now < tonumber(ARGV[7]) then
       redis.call('HDEL', KEYS[6], band[i])
     end
   end
-  wait = longest >= 0 and n > 2 * math.max(longest, 16)
+  wait = longest >= 0 and (n > 2 * math.max(longest, 16) or longest > 2 * math.max(n, 16))
 end
 if wait then
   redis.call('ZADD', KEYS[4], 'XX', now + tonumber(ARGV[3]), ARGV[1])

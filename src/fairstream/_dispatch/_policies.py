@@ -72,7 +72,7 @@ class Policy(ABC):
     @property
     def bands(self) -> bool:
         """Does a batch waiting at the server hold similar lengths (a static server)? A
-        shared pool then keeps much longer requests for the batch after, in every process."""
+        shared pool then keeps lengths over 2x apart out of one batch, in every process."""
         return False
 
 

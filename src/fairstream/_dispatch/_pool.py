@@ -2,8 +2,9 @@
 
 It bundles the leases (:class:`SharedSlots`), the samples every process publishes and the
 leader that runs the policy on them (:mod:`._leader`). With a fixed policy there is no leader:
-the limit is the one every process was given. Locally the dispatcher then only orders its own
-requests (shortest first) and hands them to the Redis line.
+the limit is the one every process was given (``waves:B``: 2B, a batch running and one
+waiting, with the band keeping lengths over 2x apart out of one waiting batch). Locally the
+dispatcher then only orders its own requests (shortest first) and hands them to the Redis line.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import anyio
 
 from ._breaker import CoordinatorDown
 from ._leader import Leader, Samples
-from ._policies import Fixed, Policy
+from ._policies import Fixed, Policy, Waves
 from ._shared import SharedSlots
 
 if TYPE_CHECKING:
@@ -43,9 +44,13 @@ class SharedPool:
         max_reorder_wait: float,
     ) -> None:
         first = make_policy()
+        limit = first.limit()
         self.fixed = isinstance(first, Fixed)
+        if isinstance(first, Waves):  # the batch size is known: no leader needed; a batch
+            # running and one waiting at the server (pipelined), of similar lengths (the band)
+            self.fixed, limit = True, first.batch_size * (2 if first.pipeline else 1)
         self.slots = SharedSlots(
-            coordinator, pool, limit=first.limit(), ttl=ttl, max_reorder_wait=max_reorder_wait
+            coordinator, pool, limit=limit, ttl=ttl, max_reorder_wait=max_reorder_wait
         )
         self.slots.own_limit = self.fixed  # a fixed limit is everyone's; else the leader's
         self._bands = first.bands  # known static (waves): bands from the first grant
