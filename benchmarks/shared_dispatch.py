@@ -17,8 +17,9 @@ and send them at once, over real HTTP, to one reference server in its own proces
 
 Per configuration, medians over runs: short-request E2E p50 (from submission), makespan, the
 server's peak concurrency (its ``/metrics``), limit violations (peak above the shared limit),
-goodput at a 4-step TTFT SLO (continuous), and the admission overhead of the shared pool
-(the acquire script's round trip, p50 and p99).
+goodput at a 4-step TTFT SLO (continuous), the admission overhead of the shared pool
+(the acquire script's round trip, p50 and p99), and Redis's load per job (commands it
+processed, scripts counted once, and the CPU time it used: its ``INFO``).
 
 With ``--mix split`` half the processes get the short jobs and half the long ones (workers
 that serve different endpoints): there per-process dispatchers can only mix lengths in the
@@ -133,6 +134,7 @@ def run_once(
         )
     for w in workers:
         assert w.stdout is not None and w.stdout.readline().strip() == "ready"
+    before = _redis_load(redis)
     for w in workers:  # go: all at once
         assert w.stdin is not None
         w.stdin.write("go\n")
@@ -142,6 +144,7 @@ def run_once(
         out, _ = w.communicate(timeout=600)
         assert w.returncode == 0, out
         trips += json.loads(out.strip().splitlines()[-1])["round_trips"]
+    after = _redis_load(redis)
     traces = [t for i in range(procs) for t in load_jsonl(tmp / f"{pool}-{i}.jsonl")]
     ok = [t for t in traces if t.outcome == "ok"]
     start = min(_start(t) for t in ok)
@@ -157,7 +160,18 @@ def run_once(
         "goodput": good,
         "failed": len(traces) - len(ok) + (len(lengths) - len(traces)),
         "trips": trips,
+        "redis_cmds": (after[0] - before[0]) / len(lengths),
+        "redis_us": (after[1] - before[1]) * 1e6 / len(lengths),
     }
+
+
+def _redis_load(url: str) -> tuple[int, float]:
+    """Commands Redis has processed, and the CPU seconds it has used (its INFO)."""
+    import redis as redis_lib
+
+    with redis_lib.Redis.from_url(url) as r:
+        stats, cpu = r.info("stats"), r.info("cpu")
+    return int(stats["total_commands_processed"]), cpu["used_cpu_user"] + cpu["used_cpu_sys"]
 
 
 def _start(t: Any) -> float:
@@ -168,16 +182,20 @@ def _start(t: Any) -> float:
 def _line(procs: int, mode: str, rows: list[dict[str, Any]], limit: int) -> str:
     """One table row: medians over the runs, violations and failures summed."""
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0] if k != "trips"}
+    load = "-"
+    if mode.startswith("shared"):
+        load = f"{med['redis_cmds']:.1f} / {med['redis_us']:.0f} us"
     trips = sorted(x for r in rows for x in r["trips"])
     over = "-"
     if trips:
         p50, p99 = trips[len(trips) // 2], trips[int(0.99 * len(trips))]
         over = f"{p50 * 1e3:.2f}/{p99 * 1e3:.2f} ms"
-    viol = sum(r["peak"] > limit for r in rows) if mode == "shared" else 0  # auto: no fixed one
+    fixed = mode in ("shared", "shared-waves")  # auto: no fixed limit
+    viol = sum(r["peak"] > limit for r in rows) if fixed else 0
     failed = sum(r["failed"] for r in rows)
     return (
         f"  {procs:>5} {mode:<12} {med['short_p50']:>8.2f}s {med['makespan']:>8.2f}s"
-        f" {med['goodput']:>8.0f} {med['peak']:>5.0f} {viol:>5} {over:>16}"
+        f" {med['goodput']:>8.0f} {med['peak']:>5.0f} {viol:>5} {over:>16} {load:>17}"
         + (f"  ({failed} failed)" if failed else "")
     )
 
@@ -229,7 +247,8 @@ def main() -> int:
             print(f"\n{sname} (shared limit {limit}); {args.jobs} jobs, half 8 and half 128 tokens"
                   f" ({args.mix} mix)")  # fmt: skip
             print(f"  {'procs':>5} {'mode':<12} {'short p50':>9} {'makespan':>9} {'goodput':>8}"
-                  f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16}")  # fmt: skip
+                  f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16}"
+                  f" {'Redis cmds/CPU':>17}")  # fmt: skip
             for procs in [1] + [int(p) for p in args.procs.split(",")]:
                 modes = ["naive", "per-process", "shared", "shared-auto"]
                 if sname.startswith("static"):

@@ -82,7 +82,7 @@ class Leader:
     """Leads when it can: reads every sample, runs ``policy``, writes the limit."""
 
     def __init__(
-        self, slots: SharedSlots, make_policy: Callable[[], Policy], *, delay: float = 0.06
+        self, slots: SharedSlots, make_policy: Callable[[], Policy], *, delay: float = 0.25
     ) -> None:
         self.slots, self.make_policy = slots, make_policy
         self.policy: Policy | None = None  # set while this process leads
