@@ -5,7 +5,7 @@
 Writes its traces to OUT (JSONL) and prints "ready" once the dispatcher is open. With
 ``hold`` it submits LIMIT long jobs and prints "holding" once all are streaming (for kill
 tests); it then runs until killed. ``FAIRSTREAM_TEST_POLICY`` names another policy than
-``fixed:LIMIT`` (``local:P``: P in this process alone, no pool);
+``fixed:LIMIT``;
 ``FAIRSTREAM_TEST_LENGTHS`` (``4,64``) the answer lengths its jobs cycle through; with
 ``FAIRSTREAM_TEST_GO`` set it waits for a line on stdin before submitting.
 """
@@ -25,9 +25,6 @@ async def main(base: str, model: str, redis: str, pool: str, limit: int, jobs: i
     rec = Recorder([JsonlSink(out)])
     policy = os.environ.get("FAIRSTREAM_TEST_POLICY", f"fixed:{limit}")
     lengths = [int(x) for x in os.environ.get("FAIRSTREAM_TEST_LENGTHS", "4,12,20").split(",")]
-    shared = {"coordinator": redis, "pool": pool, "lease_ttl": 1.5}
-    if policy.startswith("local:"):
-        policy, shared = policy.removeprefix("local:"), {}
     started = anyio.Event()
     streaming = 0
 
@@ -52,7 +49,7 @@ async def main(base: str, model: str, redis: str, pool: str, limit: int, jobs: i
 
     async with (
         StreamClient(base, recorder=rec) as client,
-        Dispatcher(policy, **shared) as d,  # type: ignore[arg-type]
+        Dispatcher(policy, coordinator=redis, pool=pool, lease_ttl=1.5) as d,
     ):
         print("ready", flush=True)
         if os.environ.get("FAIRSTREAM_TEST_GO"):

@@ -21,6 +21,7 @@ import math
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -149,12 +150,8 @@ class SharedSlots:
         """The lease's request got its first token: it no longer waits for a batch (band)."""
         if lease in self.banded:
             self.banded.discard(lease)
-            with contextlib.suppress(CoordinatorDown):  # else it leaves the band at release
-                self.breaker.check()
-                try:
-                    await self._redis.hdel(self.keys["band"], lease)
-                except _redis_errors() as exc:
-                    self.breaker.failed(exc)
+            with contextlib.suppress(CoordinatorDown), self._guarded():  # else: at release
+                await self._redis.hdel(self.keys["band"], lease)
 
     async def set_band(self, on: bool) -> None:
         """Band mode (a static server: a waiting batch holds similar lengths), for everyone."""
@@ -224,15 +221,11 @@ class SharedSlots:
         return bool(await self._call("lead", [self.owner, self._ttl_ms()]))
 
     async def xadd_samples(self, batch: list[str]) -> None:
-        self.breaker.check()
-        try:
+        with self._guarded():
             async with self._redis.pipeline(transaction=False) as pipe:
                 for item in batch:
                     pipe.xadd(self.keys["samples"], {"s": item}, maxlen=10_000, approximate=True)
                 await pipe.execute()
-        except _redis_errors() as exc:
-            self.breaker.failed(exc)
-            raise CoordinatorDown(str(exc)) from exc
 
     async def read_samples(self, last: str) -> tuple[list[str], str]:
         """Samples after stream id ``last`` (``$``: from now on); and the id to read from."""
@@ -320,7 +313,6 @@ class SharedSlots:
 
     async def _call(self, name: str, args: list[Any]) -> Any:
         """Run one script; a Redis that cannot be reached opens the breaker."""
-        self.breaker.check()
         k = self.keys
         names = [k["leases"], k["limit"], k["tickets"], k["waiters"]]
         if name == "lead":
@@ -333,13 +325,20 @@ class SharedSlots:
             "renew": [k["lost"], k["procs"], k["epoch"]],
             "acquire": [k["pause"], k["band"], k["bandmode"]],
         }.get(name, [])
-        try:
+        with self._guarded():
             result = await self._scripts[name](keys=names, args=args)
+        self.breaker.succeeded()
+        return result
+
+    @contextlib.contextmanager
+    def _guarded(self) -> Iterator[None]:
+        """Redis calls behind the breaker: an unreachable Redis opens it (CoordinatorDown)."""
+        self.breaker.check()
+        try:
+            yield
         except _redis_errors() as exc:
             self.breaker.failed(exc)
             raise CoordinatorDown(str(exc)) from exc
-        self.breaker.succeeded()
-        return result
 
     async def _listen(self) -> None:
         """Wake local waiters when any process releases a slot (else they poll)."""
