@@ -5,9 +5,8 @@
 Writes its traces to OUT (JSONL) and prints "ready" once the dispatcher is open. With
 ``hold`` it submits LIMIT long jobs and prints "holding" once all are streaming (for kill
 tests); it then runs until killed. ``FAIRSTREAM_TEST_POLICY`` names another policy than
-``fixed:LIMIT``;
-``FAIRSTREAM_TEST_LENGTHS`` (``4,64``) the answer lengths its jobs cycle through; with
-``FAIRSTREAM_TEST_GO`` set it waits for a line on stdin before submitting.
+``fixed:LIMIT``, ``FAIRSTREAM_TEST_LENGTHS`` (``4,64``) the answer lengths its jobs cycle
+through; with ``FAIRSTREAM_TEST_GO`` set it waits for a line on stdin before submitting.
 """
 
 from __future__ import annotations
