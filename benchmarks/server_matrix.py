@@ -13,7 +13,9 @@ dispatcher's policies). Per cell (server x workload x policy), medians over seed
 
 Policies: ``naive`` (everything at once, in arrival order), ``sorted`` (everything at once,
 shortest first), ``fixed:N`` for the best N of a sweep, ``auto``, ``auto-warm`` (``auto``
-started from the same seed's all-at-once traces: ``Auto(prior=...)``), ``gradient`` and, where
+started from the same seed's all-at-once traces: ``Auto(prior=...)``), ``auto-pipelined``
+(``Auto(just_in_time=False)``: a static server's next batch waits at the server, as in a
+pool), ``gradient`` and, where
 the batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against the targets:
 never worse than the better of naive and sorted (makespan <= 1.05x, goodput >= 0.95x,
 E2E p50 <= 1.05x).
@@ -241,7 +243,7 @@ async def run_row(
         for seed in range(args.seeds):
             jobs = workload(wl, seed, row, args.quick)
             sweep: dict[int, Cell] = {}
-            for c in args.sweep:
+            for c in args.sweep if "best-fixed" in policies else ():
                 if c <= len(jobs):
                     sweep[c] = Cell()
                     sweep[c].add(await run_cell(base_url, model, row, jobs, f"fixed:{c}", seed),
@@ -260,7 +262,13 @@ async def run_row(
                         getattr(cell, f).append(getattr(sweep[best], f)[-1])
                     continue
                 # auto-warm: auto started from this seed's all-at-once traffic (Auto(prior=...))
-                pol = Auto(prior=seen) if policy == "auto-warm" else name
+                # auto-pipelined: a static server's next batch waits at the server (a pool's
+                # mode) instead of going when the last one ends
+                pol: str | Auto = name
+                if policy == "auto-warm":
+                    pol = Auto(prior=seen)
+                elif policy == "auto-pipelined":
+                    pol = Auto(just_in_time=False)
                 traces = await run_cell(base_url, model, row, jobs, pol, seed)
                 if policy == "naive":
                     seen = traces
@@ -282,7 +290,7 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
             continue
         orc = naive.med("oracle")
         print(f"\n{row.name} / {wl}" + (f"  (oracle makespan {orc:.2f} s)" if orc == orc else ""))
-        print(f"  {'policy':<11} {'span/naive':>10} {'short x':>8} {'good4/best':>10} "
+        print(f"  {'policy':<14} {'span/naive':>10} {'short x':>8} {'good4/best':>10} "
               f"{'good.5/best':>11} {'ttft p50':>9} {'ttft p99':>9} {'span/orc':>8}")  # fmt: skip
         for policy, c in cells.items():
             g4 = c.med("good4") / best.med("good4") if best and best.med("good4") else float("nan")
@@ -292,7 +300,7 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
                 else float("nan")
             )
             print(
-                f"  {policy:<11} {c.med('makespan') / naive.med('makespan'):>10.3f}"
+                f"  {policy:<14} {c.med('makespan') / naive.med('makespan'):>10.3f}"
                 f" {naive.med('short_p50') / c.med('short_p50'):>8.2f} {g4:>10.3f} {g5:>11.3f}"
                 f" {c.med('ttft50') * 1e3:>7.0f}ms {c.med('ttft99') * 1e3:>7.0f}ms"
                 f" {c.med('makespan') / orc if orc == orc else float('nan'):>8.3f}"

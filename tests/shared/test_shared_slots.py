@@ -119,6 +119,42 @@ async def test_a_cancelled_acquire_leaves_no_ticket_and_the_queue_moves_on(
     assert await _count(redis_server, "c") == 0  # aclose gave everything back
 
 
+async def test_a_release_wakes_the_waiter_it_lets_through_not_every_waiter(
+    redis_server: RedisServer,
+) -> None:
+    """12 waiters in one process; each release names the ticket it lets through, so each
+    waiter looks again about once (24 acquire calls in all; waking every waiter on every
+    release takes 12 + 12 + 11 + ... + 1 = 90). The poll is 30 s: a missed wake-up stalls."""
+    holder = SharedSlots(redis_server.url, "wake", limit=1, ttl=5)
+    waiters = SharedSlots(redis_server.url, "wake", ttl=5, poll=30)
+    await holder.open()
+    await waiters.open()
+    served: list[int] = []
+    try:
+        first = await holder.acquire()
+
+        async def one(i: int) -> None:
+            lease = await waiters.acquire()
+            served.append(i)
+            await waiters.release(lease)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                await tg.start(waiters.run)
+                for i in range(12):
+                    tg.start_soon(one, i)
+                while len(waiters.round_trips) < 12:  # noqa: ASYNC110 (each has looked once)
+                    await anyio.sleep(0.01)
+                await holder.release(first)
+                while len(served) < 12:  # noqa: ASYNC110 (served one by one, by wake-ups)
+                    await anyio.sleep(0.01)
+                tg.cancel_scope.cancel()
+        assert len(waiters.round_trips) <= 12 + 12 + 8, len(waiters.round_trips)
+    finally:
+        await holder.aclose()
+        await waiters.aclose()
+
+
 async def _count(redis_server: RedisServer, pool: str) -> int:
     probe = SharedSlots(redis_server.url, pool)
     await probe.open()

@@ -24,8 +24,20 @@ small as the server's kind allows:
   for ``peak`` completions. A request that still waited 4 steps lowers ``peak`` by one. The
   queue goes shortest first, except that a request longer than the queue's work per slot
   goes at once (sent last, it would end last and stretch the burst);
-- ``static`` (batch size B, from the detector, never over a recent refill): the next batch,
-  ``max(running, B)``, of similar lengths because the queue is ordered; ``sequential``: 1;
+- ``static`` (batch size B, from the detector, never over a recent refill): **just in
+  time**: nothing goes while a batch runs, and the next B, of similar lengths because the queue
+  is ordered, go as it ends (a few steps before its longest member's expected end, or when its
+  last stream ends). A request sent mid-batch would wait for the next one anyway, but
+  committed: a shorter one that arrives meanwhile could no longer take its
+  place, and its TTFT counts the whole batch. While B is only a lower bound (no full batch
+  seen), 2B go at once: B start and B wait, which shows a full batch. Every 4th batch the
+  next one is sent as soon as it started, to wait at the server (pipelined): a continuous
+  server starts those at once (refills), so a server restarted with another scheduler is
+  noticed (a single request sent mid-batch would not do: at the batch's end a static server
+  starts whatever waits, so it would run alone). In a pool (the leader
+  runs the policy on samples 250 ms late) the next batch waits at the server instead:
+  ``max(running, B)``, or ``2B`` while B is a lower bound.
+  ``sequential``: 1;
 - ``unknown`` after slow start: the largest wave again, so a static server fills its next
   batch and a continuous one refills (twice that filled a 16-slot server's queue with 30
   requests that then waited 10 steps and more).
@@ -79,9 +91,14 @@ class Auto(Policy):
         confidence: float = 0.7,
         max_limit: int = 4096,
         prior: Iterable[StreamTrace] = (),
+        just_in_time: bool = True,
+        explore_every: int = 4,
     ) -> None:
         super().__init__()
         self.start, self.order, self.max_limit = start, order, max_limit
+        self.just_in_time, self.explore_every = just_in_time, explore_every
+        self.batches = 0  # just-in-time batches sent
+        self._explore = False  # just in time: one request may go mid-batch, to look for refills
         self.check_every, self.confidence = check_every, confidence
         self.kind: Kind = "unknown"
         self.batch_size: int | None = None
@@ -106,6 +123,12 @@ class Auto(Policy):
         self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
         self._last_grew = -math.inf  # when a start last raised the peak
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
+        self._running_len: dict[int, float] = {}  # the running requests' expected lengths
+        self._mid: set[int] = set()  # sent while others ran, no first token yet
+        self._ahead = False  # just in time: the running batch is about to end, the next may go
+        self._sent_ahead = False  # ... and it went
+        self._held: set[int] = set()  # static, B a lower bound: sent before this batch, waiting
+        self._batch_peak = 0  # ... and the most this batch ran at once
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
@@ -120,6 +143,13 @@ class Auto(Policy):
             b = max(0, self._offer - run)  # in flight <= offer, +1 a start above the peak
         elif self.kind == "continuous":  # the slots it proved (+1 while probing): none wait
             b = max(self.peak - run, 0) + self._probe
+        elif self._in_time():  # the next batch when this one ends (or explores)
+            size = max(self.batch_size or 0, self.peak) or self.start
+            if run:  # nothing more; or the next batch, due or exploring
+                more = size if self.batch_exact else 2 * size
+                b = len(self._waiting) + (more if self._explore or self._ahead else 0)
+            else:  # B only a lower bound: 2B at once, so a full batch shows (B start, B wait)
+                b = size if self.batch_exact else 2 * size
         elif self.kind == "static":  # a full batch waiting when the running one ends
             size = max(self.batch_size or 0, self.peak) or self.start
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
@@ -127,10 +157,13 @@ class Auto(Policy):
             b = 1
         else:  # a request waited inside: offer the largest wave again (static: the next batch)
             b = max(self.start, run, self.peak)
-        return max(1, b >> self._overloads)
+        return max(0 if self._in_time() and run else 1, b >> self._overloads)
 
     def limit(self) -> int:
         return max(1, min(self.max_limit, self.running + self.budget()))
+
+    def _in_time(self) -> bool:
+        return self.just_in_time and self.kind == "static"
 
     @property
     def bands(self) -> bool:
@@ -157,7 +190,12 @@ class Auto(Policy):
             return self._admit_critical_first(queue, in_flight, now)
         if self.kind != "static":
             return super().admit(queue, in_flight, now)
+        if self._in_time() and self.running and not self._sent_ahead:
+            due = self._batch_due()
+            self._ahead = due is not None and now >= due
         room = self.limit() - in_flight
+        if self._in_time() and not self.running and self._left_over():
+            return []  # the server starts those alone now: ours would miss their batch
         longest = max(self._waiting_len.values(), default=-math.inf)
         out: list[Job] = []
         while room > 0:
@@ -171,7 +209,37 @@ class Auto(Policy):
             queue.pop(now)
             out.append(job)
             longest, room = max(longest, n), room - 1
+        if out and self._in_time():
+            self.batches += 1
+            if self.running:  # sent ahead of the running batch's end (due, or exploring)
+                self._explore = self._ahead = False
+                self._sent_ahead = True
+            else:
+                self._explore = self.batches % self.explore_every == 0
         return out
+
+    def _batch_due(self) -> float | None:
+        """When the next batch should go: a little before the running batch's expected end
+        (its longest member's first token plus its length in steps), so it reaches the server
+        as the batch ends, with no round trip in between. None while that is not known."""
+        step = self.step()
+        if not step or not self._running:
+            return None
+        end = max(t + self._running_len.get(j, math.inf) * step for j, t in self._running.items())
+        return end - max(3 * step, self._quickest + step) if end < math.inf else None
+
+    def next_wakeup(self, now: float) -> float | None:
+        wake = super().next_wakeup(now)
+        if self._in_time() and self.running and not self._sent_ahead:
+            due = self._batch_due()
+            if due is not None and due > now:
+                return due if wake is None else min(wake, due)
+        return wake
+
+    def _left_over(self) -> bool:
+        """Does a request sent while the last batch ran still wait? At a batch's end a static
+        server starts what waits at once (its gathering time has passed)."""
+        return bool(self._mid & self._waiting.keys())
 
     def _admit_critical_first(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
         """Continuous: shortest first, except a request longer than the queue's work per slot
@@ -202,6 +270,8 @@ class Auto(Policy):
     def on_send(self, job: Job, now: float) -> None:
         self._end_slow_start_if_overdue(now)
         self._waiting[job.jid] = now
+        if self.running:
+            self._mid.add(job.jid)
         n = job.expected_tokens
         self._waiting_len[job.jid] = n if n is not None else math.inf
 
@@ -219,17 +289,21 @@ class Auto(Policy):
 
     def on_first_token(self, job: Job, now: float) -> None:
         sent = self._waiting.pop(job.jid, None)
-        self._waiting_len.pop(job.jid, None)
+        n = self._waiting_len.pop(job.jid, None)
+        self._mid.discard(job.jid)
         if sent is None:
             return
+        self._running_len[job.jid] = math.inf if n is None else n
         # a request that started after it was sent while one started earlier still runs:
         # the server refilled a running batch (static batching never does)
         if any(t < sent for t in self._running.values()):
             self.refills += 1
             self._last_refill = now
+            self._explore = self._in_time()  # look again at once: two refills decide
             if self.refills >= 2 and self.kind in ("unknown", "static"):
                 self._become("continuous", "requests started while earlier ones still ran")
         self._running[job.jid] = now
+        self._watch_batch(now)
         grew = self.running > self.peak  # more run at once than ever: a slot nobody freed
         self.peak = max(self.peak, self.running)
         ttft = now - sent
@@ -255,10 +329,39 @@ class Auto(Policy):
             self._last_grew = now
             self._grew.append((now, self._late(ttft, 3), job.jid))
 
+    def _watch_batch(self, now: float) -> None:
+        """Static, B a lower bound: note who waited, sent before this batch formed."""
+        if self.kind != "static" or self.batch_exact:
+            return
+        if self.running == 1:  # a new batch: who was sent before it formed and waits
+            formed = now - self._quickest / 2  # (sent with its members: competed for it)
+            self._held = {j for j, sent in self._waiting.items() if sent < formed}
+            self._batch_peak = 0
+        self._batch_peak = max(self._batch_peak, self.running)
+
+    def _batch_ended(self) -> None:
+        """A batch ran ``_batch_peak`` at once while a request sent before it formed waited
+        through it: the batch was full, so B is exact (the detector, which does not know
+        what was in flight, needs a burst it did not send to see this)."""
+        if self.kind != "static" or self.batch_exact or self.running:
+            return
+        if self._held & self._waiting.keys() and self._batch_peak >= (self.batch_size or 0):
+            before = self.describe()
+            self.batch_size, self.batch_exact = self._batch_peak, True
+            msg = f"{before} -> {self.describe()}: a full batch ran while others waited"
+            self.changes.append(msg)
+            log.info("dispatcher policy %s", msg)
+        self._held = set()
+
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
+        self._mid.discard(job.jid)
         self._waiting.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
-        self._running.pop(job.jid, None)
+        self._running_len.pop(job.jid, None)
+        if self._running.pop(job.jid, None) is not None:
+            self._batch_ended()
+        if not self.running:
+            self._sent_ahead = False  # the batch it was sent ahead of has ended
         self._proved = 0  # past the first burst late starts count again (the prior can be high)
         self._undo_growth(job.jid, traces, now)
         if job.ok and self._overloads:
@@ -324,7 +427,12 @@ class Auto(Policy):
         refilled = any(t.sent is not None and t.sent <= self._last_refill for t in seen)
         if report.verdict == "static" and not refilled:  # a refill disproves static batching
             size = report.batch_size  # exact, or a lower bound
-            if self.kind != "static" or (size and size > (self.batch_size or 0)):
+            now_exact = bool(size) and size == self.batch_size and report.batch_size_exact
+            if (
+                self.kind != "static"
+                or (size and size > (self.batch_size or 0))
+                or (now_exact and not self.batch_exact)
+            ):
                 self.batch_size, self.batch_exact = size, report.batch_size_exact
                 self._become("static", report.summary)
         elif report.verdict == "sequential" and self.kind != "sequential":

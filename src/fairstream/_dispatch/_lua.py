@@ -15,6 +15,8 @@ Keys (one hash tag per pool, so a Redis Cluster keeps a pool on one node):
   whose request has not started yet (it waits in the server's queue for the next batch) and
   its expected length, so a request much longer or shorter waits for the batch after (the
   next batch holds similar lengths whichever process sent them);
+- ``released``: a channel; its messages name the tickets that a release (or a raised limit:
+  ``*``, everyone) lets through;
 - ``procs``: sorted set of live processes scored by heartbeat expiry (their count sizes the
   local fallback); ``epoch``: a token set once, so a Redis that lost its keys is noticed.
 
@@ -126,7 +128,9 @@ return untl
 """
 
 # KEYS: leases, limit, tickets, waiters, channel, band   ARGV: lease or ticket ids...
-# idempotent: a lease or ticket already gone is no error
+# idempotent: a lease or ticket already gone is no error. When slots were freed, the tickets
+# that may now be granted (the first ``limit - used`` in line) are published by id, so only
+# their waiters look again: one wake-up per freed slot, not one per waiter in the pool.
 RELEASE = (
     _PRELUDE
     + """
@@ -138,7 +142,13 @@ for i = 1, #ARGV do
   redis.call('ZREM', KEYS[4], ARGV[i])
 end
 if gone > 0 then
-  redis.call('PUBLISH', KEYS[5], gone)
+  local free = tonumber(redis.call('GET', KEYS[2]) or 1) - redis.call('ZCARD', KEYS[1])
+  if free > 0 then
+    local heads = redis.call('ZRANGE', KEYS[3], 0, math.min(free, 256) - 1)
+    if #heads > 0 then
+      redis.call('PUBLISH', KEYS[5], table.concat(heads, ' '))
+    end
+  end
 end
 return gone
 """

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ._auto import Auto
 from ._breaker import CoordinatorDown
 from ._leader import Leader, Samples
 from ._policies import Fixed, Policy, Waves
@@ -55,7 +56,7 @@ class SharedPool:
         self.slots.own_limit = self.fixed  # a fixed limit is everyone's; else the leader's
         self._bands = first.bands  # known static (waves): bands from the first grant
         self.samples = Samples(self.slots)
-        self.leader = None if self.fixed else Leader(self.slots, make_policy)
+        self.leader = None if self.fixed else Leader(self.slots, lambda: _pooled(make_policy()))
         self._tg: anyio.abc.TaskGroup | None = None
 
     def describe(self) -> str:
@@ -107,6 +108,14 @@ class SharedPool:
             await anyio.sleep(every)
             with contextlib.suppress(CoordinatorDown):  # dropped; the breaker said so
                 await self.samples.flush()
+
+
+def _pooled(policy: Policy) -> Policy:
+    """The leader's policy: its samples come 250 ms late, so a static server's next batch waits
+    at the server (pipelined) rather than going when the last one ends (a late gap each time)."""
+    if isinstance(policy, Auto):
+        policy.just_in_time = False
+    return policy
 
 
 def local_policy(policy: Policy, shared: bool) -> Policy:

@@ -75,7 +75,7 @@ class SharedSlots:
         self._timeout = timeout
         self._redis: Any = None
         self._scripts: dict[str, Any] = {}
-        self._released = anyio.Event()
+        self._wakers: dict[str, anyio.Event] = {}  # waiting ticket -> its wake-up
         self._local: anyio.Semaphore | None = None  # the fallback's share, while Redis is away
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -210,8 +210,11 @@ class SharedSlots:
 
     async def set_limit(self, n: int) -> None:
         """The pool's limit for every process (takes effect at the next acquire)."""
+        raised = n > (self.limit or 0)
         self.limit = n
         await self._redis.set(self.keys["limit"], n)
+        if raised:
+            await self._redis.publish(self.keys["released"], "*")
 
     # -- the controller's I/O (see _leader.py) -----------------------------------------------
     async def lead(self, script: str) -> bool:
@@ -241,6 +244,8 @@ class SharedSlots:
     async def write_limit(self, n: int) -> None:
         if n != self._limit_written:
             await self._redis.set(self.keys["limit"], n)
+            if n > (self._limit_written or 0):  # more slots: every waiter looks again
+                await self._redis.publish(self.keys["released"], "*")
             self._limit_written = n
             self.limit = n
 
@@ -265,7 +270,7 @@ class SharedSlots:
             ready = int(score) - handicap + round(self.gather * 1000)
             due = int(score) - handicap + round(self.max_reorder_wait * 1000)
             while True:
-                self._released = anyio.Event()
+                woken = self._wakers[ticket] = anyio.Event()  # before the call: no lost wake-up
                 t0 = time.perf_counter()
                 granted, used, limit, paused, banded = await self._call(
                     "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1, ready, n, due]
@@ -281,12 +286,13 @@ class SharedSlots:
                 if granted == -1:  # swept as a dead waiter (we stalled past the ttl): requeue
                     await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
                 # free slots but not our turn yet (the gathering window, or others ahead of us
-                # in theirs): look again soon; a full pool: a release wakes us (or the poll)
+                # in theirs): look again soon; a full pool: a release that lets this ticket
+                # through wakes it (or the poll does)
                 wait = self.gather if used < limit else self.poll
                 if paused:  # a 429/503 somewhere in the pool: its Retry-After holds everyone
                     wait = max(wait, paused / 1000)
                 with anyio.move_on_after(wait):
-                    await self._released.wait()
+                    await woken.wait()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 self.waiting.discard(ticket)
@@ -296,6 +302,8 @@ class SharedSlots:
                         await self._call("release", [ticket, lease])
                 self.held.discard(lease)
             raise
+        finally:
+            self._wakers.pop(ticket, None)
 
     async def _acquire_local(self) -> str | None:
         """A slot from this process's share while the breaker is open; None: try Redis again."""
@@ -341,7 +349,7 @@ class SharedSlots:
             raise CoordinatorDown(str(exc)) from exc
 
     async def _listen(self) -> None:
-        """Wake local waiters when any process releases a slot (else they poll)."""
+        """Wake the local waiters a release lets through (``*``: all of them; else they poll)."""
         while True:
             pubsub = self._redis.pubsub()
             try:
@@ -349,7 +357,7 @@ class SharedSlots:
                 while True:
                     msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
                     if msg is not None:
-                        self._released.set()
+                        self._wake(_text(msg["data"]).split())
             except Exception:  # Redis went away: waiters poll; listen again later
                 await anyio.sleep(self.poll)
             finally:
@@ -358,6 +366,13 @@ class SharedSlots:
                         await pubsub.aclose()
                     except Exception:
                         log.debug("closing the pubsub connection failed", exc_info=True)
+
+    def _wake(self, tickets: list[str]) -> None:
+        every = tickets == ["*"]
+        for ticket in list(self._wakers) if every else tickets:
+            woken = self._wakers.get(ticket)
+            if woken is not None:
+                woken.set()
 
 
 def _redis_errors() -> tuple[type[BaseException], ...]:
