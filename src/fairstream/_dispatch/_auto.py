@@ -63,6 +63,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
+from ._batches import Batches
 from ._policies import Policy
 from ._queue import FairQueue, Order
 
@@ -96,9 +97,8 @@ class Auto(Policy):
     ) -> None:
         super().__init__()
         self.start, self.order, self.max_limit = start, order, max_limit
-        self.just_in_time, self.explore_every = just_in_time, explore_every
-        self.batches = 0  # just-in-time batches sent
-        self._explore = False  # just in time: one request may go mid-batch, to look for refills
+        self.just_in_time = just_in_time
+        self._batches = Batches(explore_every)
         self.check_every, self.confidence = check_every, confidence
         self.kind: Kind = "unknown"
         self.batch_size: int | None = None
@@ -123,12 +123,6 @@ class Auto(Policy):
         self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
         self._last_grew = -math.inf  # when a start last raised the peak
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
-        self._running_len: dict[int, float] = {}  # the running requests' expected lengths
-        self._mid: set[int] = set()  # sent while others ran, no first token yet
-        self._ahead = False  # just in time: the running batch is about to end, the next may go
-        self._sent_ahead = False  # ... and it went
-        self._held: set[int] = set()  # static, B a lower bound: sent before this batch, waiting
-        self._batch_peak = 0  # ... and the most this batch ran at once
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
@@ -147,7 +141,7 @@ class Auto(Policy):
             size = max(self.batch_size or 0, self.peak) or self.start
             if run:  # nothing more; or the next batch, due or exploring
                 more = size if self.batch_exact else 2 * size
-                b = len(self._waiting) + (more if self._explore or self._ahead else 0)
+                b = len(self._waiting) + (more if self._batches.explore or self._ahead else 0)
             else:  # B only a lower bound: 2B at once, so a full batch shows (B start, B wait)
                 b = size if self.batch_exact else 2 * size
         elif self.kind == "static":  # a full batch waiting when the running one ends
@@ -164,6 +158,15 @@ class Auto(Policy):
 
     def _in_time(self) -> bool:
         return self.just_in_time and self.kind == "static"
+
+    @property
+    def _ahead(self) -> bool:
+        return self._batches.due_now
+
+    @property
+    def batches(self) -> int:
+        """Batches sent just in time."""
+        return self._batches.sent
 
     @property
     def bands(self) -> bool:
@@ -190,11 +193,12 @@ class Auto(Policy):
             return self._admit_critical_first(queue, in_flight, now)
         if self.kind != "static":
             return super().admit(queue, in_flight, now)
-        if self._in_time() and self.running and not self._sent_ahead:
-            due = self._batch_due()
-            self._ahead = due is not None and now >= due
+        batches = self._batches
+        if self._in_time() and self.running and not batches.sent_ahead:
+            due = batches.due(self._running, self.step(), self._quickest)
+            batches.due_now = due is not None and now >= due
         room = self.limit() - in_flight
-        if self._in_time() and not self.running and self._left_over():
+        if self._in_time() and not self.running and batches.left_over(self._waiting):
             return []  # the server starts those alone now: ours would miss their batch
         longest = max(self._waiting_len.values(), default=-math.inf)
         out: list[Job] = []
@@ -210,36 +214,17 @@ class Auto(Policy):
             out.append(job)
             longest, room = max(longest, n), room - 1
         if out and self._in_time():
-            self.batches += 1
-            if self.running:  # sent ahead of the running batch's end (due, or exploring)
-                self._explore = self._ahead = False
-                self._sent_ahead = True
-            else:
-                self._explore = self.batches % self.explore_every == 0
+            batches.sent_batch(self.running)
         return out
 
-    def _batch_due(self) -> float | None:
-        """When the next batch should go: a little before the running batch's expected end
-        (its longest member's first token plus its length in steps), so it reaches the server
-        as the batch ends, with no round trip in between. None while that is not known."""
-        step = self.step()
-        if not step or not self._running:
-            return None
-        end = max(t + self._running_len.get(j, math.inf) * step for j, t in self._running.items())
-        return end - max(3 * step, self._quickest + step) if end < math.inf else None
-
     def next_wakeup(self, now: float) -> float | None:
+        """Just in time: when the running batch is due to end, less a few steps."""
         wake = super().next_wakeup(now)
-        if self._in_time() and self.running and not self._sent_ahead:
-            due = self._batch_due()
+        if self._in_time() and self.running and not self._batches.sent_ahead:
+            due = self._batches.due(self._running, self.step(), self._quickest)
             if due is not None and due > now:
                 return due if wake is None else min(wake, due)
         return wake
-
-    def _left_over(self) -> bool:
-        """Does a request sent while the last batch ran still wait? At a batch's end a static
-        server starts what waits at once (its gathering time has passed)."""
-        return bool(self._mid & self._waiting.keys())
 
     def _admit_critical_first(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
         """Continuous: shortest first, except a request longer than the queue's work per slot
@@ -270,8 +255,7 @@ class Auto(Policy):
     def on_send(self, job: Job, now: float) -> None:
         self._end_slow_start_if_overdue(now)
         self._waiting[job.jid] = now
-        if self.running:
-            self._mid.add(job.jid)
+        self._batches.on_send(job.jid, self.running)
         n = job.expected_tokens
         self._waiting_len[job.jid] = n if n is not None else math.inf
 
@@ -290,20 +274,20 @@ class Auto(Policy):
     def on_first_token(self, job: Job, now: float) -> None:
         sent = self._waiting.pop(job.jid, None)
         n = self._waiting_len.pop(job.jid, None)
-        self._mid.discard(job.jid)
         if sent is None:
             return
-        self._running_len[job.jid] = math.inf if n is None else n
         # a request that started after it was sent while one started earlier still runs:
         # the server refilled a running batch (static batching never does)
         if any(t < sent for t in self._running.values()):
             self.refills += 1
             self._last_refill = now
-            self._explore = self._in_time()  # look again at once: two refills decide
+            self._batches.explore = self._in_time()  # look again at once: two refills decide
             if self.refills >= 2 and self.kind in ("unknown", "static"):
                 self._become("continuous", "requests started while earlier ones still ran")
         self._running[job.jid] = now
-        self._watch_batch(now)
+        formed = now - self._quickest / 2  # (sent with its members: it competed for the batch)
+        length = math.inf if n is None else n
+        self._batches.on_start(job.jid, length, self.running, self._waiting, formed)
         grew = self.running > self.peak  # more run at once than ever: a slot nobody freed
         self.peak = max(self.peak, self.running)
         ttft = now - sent
@@ -329,39 +313,17 @@ class Auto(Policy):
             self._last_grew = now
             self._grew.append((now, self._late(ttft, 3), job.jid))
 
-    def _watch_batch(self, now: float) -> None:
-        """Static, B a lower bound: note who waited, sent before this batch formed."""
-        if self.kind != "static" or self.batch_exact:
-            return
-        if self.running == 1:  # a new batch: who was sent before it formed and waits
-            formed = now - self._quickest / 2  # (sent with its members: competed for it)
-            self._held = {j for j, sent in self._waiting.items() if sent < formed}
-            self._batch_peak = 0
-        self._batch_peak = max(self._batch_peak, self.running)
-
-    def _batch_ended(self) -> None:
-        """A batch ran ``_batch_peak`` at once while a request sent before it formed waited
-        through it: the batch was full, so B is exact (the detector, which does not know
-        what was in flight, needs a burst it did not send to see this)."""
-        if self.kind != "static" or self.batch_exact or self.running:
-            return
-        if self._held & self._waiting.keys() and self._batch_peak >= (self.batch_size or 0):
-            before = self.describe()
-            self.batch_size, self.batch_exact = self._batch_peak, True
-            msg = f"{before} -> {self.describe()}: a full batch ran while others waited"
-            self.changes.append(msg)
-            log.info("dispatcher policy %s", msg)
-        self._held = set()
-
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
-        self._mid.discard(job.jid)
         self._waiting.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
-        self._running_len.pop(job.jid, None)
-        if self._running.pop(job.jid, None) is not None:
-            self._batch_ended()
-        if not self.running:
-            self._sent_ahead = False  # the batch it was sent ahead of has ended
+        ran = self._running.pop(job.jid, None) is not None
+        self._batches.on_end(job.jid, self.running)
+        if ran and not self.running and self.kind == "static" and not self.batch_exact:
+            size = self._batches.full(self._waiting, self.batch_size or 0)
+            if size is not None:  # B is exact
+                before = self.describe()
+                self.batch_size, self.batch_exact = size, True
+                self._log_change(f"{before} -> {self.describe()}: a full batch ran, others waited")
         self._proved = 0  # past the first burst late starts count again (the prior can be high)
         self._undo_growth(job.jid, traces, now)
         if job.ok and self._overloads:
@@ -443,7 +405,9 @@ class Auto(Policy):
     def _become(self, kind: Kind, why: str) -> None:
         before = self.describe()
         self.kind = kind
-        msg = f"{before} -> {self.describe()}: {why}"
+        self._log_change(f"{before} -> {self.describe()}: {why}")
+
+    def _log_change(self, msg: str) -> None:
         self.changes.append(msg)
         log.info("dispatcher policy %s", msg)
 

@@ -1,0 +1,81 @@
+"""What ``auto`` keeps of a static server's batches: when the running one should end, who was
+sent mid-batch, and whether a full batch was seen (the batch size is then exact).
+
+A static server never refills a batch; at its end it starts whatever waits at once, its
+gathering time long passed. So the next batch should reach the server as the running one ends:
+sent earlier it waits there, committed; sent later the server idles a round trip; and a lone
+request sent mid-batch runs alone as the next batch.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["Batches"]
+
+
+class Batches:
+    """Just-in-time batches: the bookkeeping, per request id, of :class:`~fairstream.Auto`."""
+
+    def __init__(self, explore_every: int) -> None:
+        self.explore_every = explore_every
+        self.sent = 0  # batches sent just in time
+        self.explore = False  # send the next batch as soon as this one started (pipelined)
+        self.due_now = False  # the running batch is about to end: the next may go
+        self.sent_ahead = False  # ... and it went (or went exploring)
+        self.lengths: dict[int, float] = {}  # running requests' expected lengths
+        self.mid: set[int] = set()  # sent while a batch ran, no first token yet
+        self.held: set[int] = set()  # B a lower bound: sent before this batch, still waiting
+        self.peak = 0  # ... and the most this batch ran at once
+
+    def on_send(self, jid: int, running: int) -> None:
+        if running:
+            self.mid.add(jid)
+
+    def on_start(
+        self, jid: int, length: float, running: int, waiting: dict[int, float], formed: float
+    ) -> None:
+        """A first token; ``formed``: about when its batch formed (its send, plus half the
+        quickest first token: a request sent before then competed for this batch)."""
+        self.mid.discard(jid)
+        self.lengths[jid] = length
+        if running == 1:  # a new batch: who was sent before it formed and waits
+            self.held = {j for j, sent in waiting.items() if sent < formed}
+            self.peak = 0
+        self.peak = max(self.peak, running)
+
+    def on_end(self, jid: int, running: int) -> None:
+        self.mid.discard(jid)
+        self.lengths.pop(jid, None)
+        if not running:
+            self.sent_ahead = False  # the batch it was sent ahead of has ended
+
+    def full(self, waiting: dict[int, float], size: int) -> int | None:
+        """At a batch's end: its size if it ran full while a request sent before it formed
+        waited through it (the detector, which does not know what was in flight, needs a burst
+        it did not send to see this); else None."""
+        full = bool(self.held & waiting.keys()) and self.peak >= size
+        self.held = set()
+        return self.peak if full else None
+
+    def due(self, running: dict[int, float], step: float | None, quickest: float) -> float | None:
+        """When the next batch should go: a few steps before the running batch's expected end
+        (its longest member's first token plus its length in steps), so it reaches the server
+        as the batch ends. None while that is not known."""
+        if not step or not running:
+            return None
+        end = max(t + self.lengths.get(j, math.inf) * step for j, t in running.items())
+        return end - max(3 * step, quickest + step) if end < math.inf else None
+
+    def left_over(self, waiting: dict[int, float]) -> bool:
+        """Does a request sent while the last batch ran still wait? The server starts it now,
+        alone: what we send would miss its batch."""
+        return bool(self.mid & waiting.keys())
+
+    def sent_batch(self, running: int) -> None:
+        self.sent += 1
+        if running:  # sent ahead of the running batch's end (due, or exploring)
+            self.explore = self.due_now = False
+            self.sent_ahead = True
+        else:
+            self.explore = self.sent % self.explore_every == 0
