@@ -24,19 +24,20 @@ small as the server's kind allows:
   for ``peak`` completions. A request that still waited 4 steps lowers ``peak`` by one. The
   queue goes shortest first, except that a request longer than the queue's work per slot
   goes at once (sent last, it would end last and stretch the burst);
-- ``static`` (batch size B, from the detector, never over a recent refill): **just in
-  time**: nothing goes while a batch runs, and the next B, of similar lengths because the queue
-  is ordered, go as it ends (a few steps before its longest member's expected end, or when its
-  last stream ends). A request sent mid-batch would wait for the next one anyway, but
-  committed: a shorter one that arrives meanwhile could no longer take its
-  place, and its TTFT counts the whole batch. While B is only a lower bound (no full batch
-  seen), 2B go at once: B start and B wait, which shows a full batch. Every 4th batch the
+- ``static`` (batch size B, from the detector, never over a recent refill): while B is only
+  a lower bound (no full batch seen), a full batch waiting at the server when the running one
+  ends, ``max(running, 2B)``, so a full batch shows (B start, B wait). Once B is exact, **just
+  in time**: nothing goes while a batch runs, and the next B, of similar lengths because the
+  queue is ordered, go as it ends (two steps before its longest member's expected end, or
+  when its last stream ends). A request sent mid-batch would wait for the next one anyway,
+  but committed: a shorter one that arrives meanwhile could no longer take its place, and its
+  TTFT counts the whole batch. Every 4th batch the
   next one is sent as soon as it started, to wait at the server (pipelined): a continuous
   server starts those at once (refills), so a server restarted with another scheduler is
   noticed (a single request sent mid-batch would not do: at the batch's end a static server
   starts whatever waits, so it would run alone). In a pool (the leader
   runs the policy on samples 250 ms late) the next batch waits at the server instead:
-  ``max(running, B)``, or ``2B`` while B is a lower bound.
+  ``max(running, B)``.
   ``sequential``: 1;
 - ``unknown`` after slow start: the largest wave again, so a static server fills its next
   batch and a continuous one refills (twice that filled a 16-slot server's queue with 30
@@ -138,12 +139,9 @@ class Auto(Policy):
         elif self.kind == "continuous":  # the slots it proved (+1 while probing): none wait
             b = max(self.peak - run, 0) + self._probe
         elif self._in_time():  # the next batch when this one ends (or explores)
-            size = max(self.batch_size or 0, self.peak) or self.start
-            if run:  # nothing more; or the next batch, due or exploring
-                more = size if self.batch_exact else 2 * size
-                b = len(self._waiting) + (more if self._batches.explore or self._ahead else 0)
-            else:  # B only a lower bound: 2B at once, so a full batch shows (B start, B wait)
-                b = size if self.batch_exact else 2 * size
+            size = self.batch_size or self.start
+            more = self._batches.explore or self._ahead
+            b = (len(self._waiting) + (size if more else 0)) if run else size
         elif self.kind == "static":  # a full batch waiting when the running one ends
             size = max(self.batch_size or 0, self.peak) or self.start
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
@@ -157,7 +155,7 @@ class Auto(Policy):
         return max(1, min(self.max_limit, self.running + self.budget()))
 
     def _in_time(self) -> bool:
-        return self.just_in_time and self.kind == "static"
+        return self.just_in_time and self.kind == "static" and self.batch_exact
 
     @property
     def _ahead(self) -> bool:
@@ -195,7 +193,7 @@ class Auto(Policy):
             return super().admit(queue, in_flight, now)
         batches = self._batches
         if self._in_time() and self.running and not batches.sent_ahead:
-            due = batches.due(self._running, self.step(), self._quickest)
+            due = batches.due(self._running, self.step())
             batches.due_now = due is not None and now >= due
         room = self.limit() - in_flight
         if self._in_time() and not self.running and batches.left_over(self._waiting):
@@ -221,7 +219,7 @@ class Auto(Policy):
         """Just in time: when the running batch is due to end, less a few steps."""
         wake = super().next_wakeup(now)
         if self._in_time() and self.running and not self._batches.sent_ahead:
-            due = self._batches.due(self._running, self.step(), self._quickest)
+            due = self._batches.due(self._running, self.step())
             if due is not None and due > now:
                 return due if wake is None else min(wake, due)
         return wake
@@ -285,9 +283,8 @@ class Auto(Policy):
             if self.refills >= 2 and self.kind in ("unknown", "static"):
                 self._become("continuous", "requests started while earlier ones still ran")
         self._running[job.jid] = now
-        formed = now - self._quickest / 2  # (sent with its members: it competed for the batch)
         length = math.inf if n is None else n
-        self._batches.on_start(job.jid, length, self.running, self._waiting, formed)
+        self._batches.on_start(job.jid, length, self.running, sent, now)
         grew = self.running > self.peak  # more run at once than ever: a slot nobody freed
         self.peak = max(self.peak, self.running)
         ttft = now - sent
@@ -319,7 +316,7 @@ class Auto(Policy):
         ran = self._running.pop(job.jid, None) is not None
         self._batches.on_end(job.jid, self.running)
         if ran and not self.running and self.kind == "static" and not self.batch_exact:
-            size = self._batches.full(self._waiting, self.batch_size or 0)
+            size = self._batches.full(self._waiting, self.batch_size or 0, self._quickest)
             if size is not None:  # B is exact
                 before = self.describe()
                 self.batch_size, self.batch_exact = size, True

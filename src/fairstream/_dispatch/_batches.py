@@ -25,23 +25,20 @@ class Batches:
         self.sent_ahead = False  # ... and it went (or went exploring)
         self.lengths: dict[int, float] = {}  # running requests' expected lengths
         self.mid: set[int] = set()  # sent while a batch ran, no first token yet
-        self.held: set[int] = set()  # B a lower bound: sent before this batch, still waiting
-        self.peak = 0  # ... and the most this batch ran at once
+        self.first = 0.0  # the running batch's first first token
+        self.sends: list[float] = []  # ... its members' send times
+        self.peak = 0  # ... and the most of it that ran at once
 
     def on_send(self, jid: int, running: int) -> None:
         if running:
             self.mid.add(jid)
 
-    def on_start(
-        self, jid: int, length: float, running: int, waiting: dict[int, float], formed: float
-    ) -> None:
-        """A first token; ``formed``: about when its batch formed (its send, plus half the
-        quickest first token: a request sent before then competed for this batch)."""
+    def on_start(self, jid: int, length: float, running: int, sent: float, now: float) -> None:
         self.mid.discard(jid)
         self.lengths[jid] = length
-        if running == 1:  # a new batch: who was sent before it formed and waits
-            self.held = {j for j, sent in waiting.items() if sent < formed}
-            self.peak = 0
+        if running == 1:  # a new batch
+            self.first, self.sends, self.peak = now, [], 0
+        self.sends.append(sent)
         self.peak = max(self.peak, running)
 
     def on_end(self, jid: int, running: int) -> None:
@@ -50,22 +47,26 @@ class Batches:
         if not running:
             self.sent_ahead = False  # the batch it was sent ahead of has ended
 
-    def full(self, waiting: dict[int, float], size: int) -> int | None:
-        """At a batch's end: its size if it ran full while a request sent before it formed
-        waited through it (the detector, which does not know what was in flight, needs a burst
-        it did not send to see this); else None."""
-        full = bool(self.held & waiting.keys()) and self.peak >= size
-        self.held = set()
-        return self.peak if full else None
+    def full(self, waiting: dict[int, float], size: int, quickest: float) -> int | None:
+        """At a batch's end: its size if it ran full while a request that competed for it
+        waited through it (sent with its members, or before it formed: a quickest first token
+        before its first one); else None. The detector, which does not know what was in
+        flight, needs a burst it did not send to see this."""
+        formed = self.first - quickest
+        held = any(
+            sent < formed or any(abs(sent - s) < 1e-3 for s in self.sends)
+            for sent in waiting.values()
+        )
+        return self.peak if held and self.peak >= size else None
 
-    def due(self, running: dict[int, float], step: float | None, quickest: float) -> float | None:
-        """When the next batch should go: a few steps before the running batch's expected end
+    def due(self, running: dict[int, float], step: float | None) -> float | None:
+        """When the next batch should go: two steps before the running batch's expected end
         (its longest member's first token plus its length in steps), so it reaches the server
         as the batch ends. None while that is not known."""
         if not step or not running:
             return None
         end = max(t + self.lengths.get(j, math.inf) * step for j, t in running.items())
-        return end - max(3 * step, quickest + step) if end < math.inf else None
+        return end - 2 * step if end < math.inf else None
 
     def left_over(self, waiting: dict[int, float]) -> bool:
         """Does a request sent while the last batch ran still wait? The server starts it now,
