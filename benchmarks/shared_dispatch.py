@@ -4,7 +4,9 @@ N worker processes (2, 4, 8) split 160 jobs (half 8-token, half 128-token answer
 and send them at once, over real HTTP, to one reference server in its own process:
 
 - ``naive``: every process sends all its jobs at once;
-- ``per-process``: each process has its own ``Dispatcher("auto")``;
+- ``per-process``: each process has its own ``Dispatcher("auto")`` (``per-process-pipelined``,
+  only with ``--modes``: ``Auto(just_in_time=False)``, a static server's next batch sent to
+  wait at the server);
 - ``shared``: every process's ``Dispatcher`` shares one pool in Redis with a fixed limit
   (static server: 2 x B, a batch running and one waiting; continuous: its slots), the line
   shortest first;
@@ -57,7 +59,7 @@ B = 8
 
 # -- the worker -----------------------------------------------------------------------------
 async def worker(args: argparse.Namespace) -> None:
-    from fairstream import Dispatcher, JsonlSink, Recorder, StreamClient
+    from fairstream import Auto, Dispatcher, JsonlSink, Recorder, StreamClient
 
     if os.environ.get("FAIRSTREAM_LOG"):  # the dispatcher's decisions, on stderr
         logging.basicConfig(
@@ -71,6 +73,8 @@ async def worker(args: argparse.Namespace) -> None:
         d = None
         if args.mode == "per-process":
             d = Dispatcher("auto")
+        elif args.mode == "per-process-pipelined":
+            d = Dispatcher(Auto(just_in_time=False))
         elif args.mode == "shared":
             d = Dispatcher(f"fixed:{args.limit}", coordinator=args.redis, pool=args.pool)
         elif args.mode == "shared-waves":
@@ -219,6 +223,12 @@ def main() -> int:
         help="even: every process gets both lengths; split: half the processes get the short"
         " jobs and half the long ones (apps whose workers serve different endpoints)",
     )
+    ap.add_argument(
+        "--modes",
+        default="",
+        help="only these (naive, per-process, per-process-pipelined, shared, shared-waves,"
+        " shared-auto, single); default: all but per-process-pipelined",
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for name in ("mode", "base", "redis", "pool", "out", "lengths", "model"):
         ap.add_argument(f"--{name}", help=argparse.SUPPRESS)
@@ -255,6 +265,8 @@ def main() -> int:
                     modes.insert(3, "shared-waves")
                 if procs == 1:
                     modes = ["single"]
+                if args.modes:
+                    modes = [m for m in args.modes.split(",") if (m == "single") == (procs == 1)]
                 for mode in modes:
                     rows = []
                     for r in range(args.runs):
