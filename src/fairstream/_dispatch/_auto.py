@@ -140,7 +140,7 @@ class Auto(Policy):
             b = max(self.peak - run, 0) + self._probe
         elif self._in_time():  # the next batch when this one ends (or explores)
             size = self.batch_size or self.start
-            more = self._batches.explore or self._ahead
+            more = self._batches.explore or self._batches.due_now
             b = (len(self._waiting) + (size if more else 0)) if run else size
         elif self.kind == "static":  # a full batch waiting when the running one ends
             size = max(self.batch_size or 0, self.peak) or self.start
@@ -156,10 +156,6 @@ class Auto(Policy):
 
     def _in_time(self) -> bool:
         return self.just_in_time and self.kind == "static" and self.batch_exact
-
-    @property
-    def _ahead(self) -> bool:
-        return self._batches.due_now
 
     @property
     def batches(self) -> int:

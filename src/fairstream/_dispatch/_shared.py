@@ -212,9 +212,7 @@ class SharedSlots:
         """The pool's limit for every process (takes effect at the next acquire)."""
         raised = n > (self.limit or 0)
         self.limit = n
-        await self._redis.set(self.keys["limit"], n)
-        if raised:
-            await self._redis.publish(self.keys["released"], "*")
+        await self._store_limit(n, raised)
 
     # -- the controller's I/O (see _leader.py) -----------------------------------------------
     async def lead(self, script: str) -> bool:
@@ -243,11 +241,13 @@ class SharedSlots:
 
     async def write_limit(self, n: int) -> None:
         if n != self._limit_written:
-            await self._redis.set(self.keys["limit"], n)
-            if n > (self._limit_written or 0):  # more slots: every waiter looks again
-                await self._redis.publish(self.keys["released"], "*")
-            self._limit_written = n
-            self.limit = n
+            await self._store_limit(n, n > (self._limit_written or 0))
+            self._limit_written = self.limit = n
+
+    async def _store_limit(self, n: int, raised: bool) -> None:
+        await self._redis.set(self.keys["limit"], n)
+        if raised:  # more slots: every waiter looks again
+            await self._redis.publish(self.keys["released"], "*")
 
     async def in_use(self) -> int:
         """Leases held now by every process (expired ones swept first)."""
