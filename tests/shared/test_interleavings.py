@@ -3,7 +3,8 @@ the pool never counts more than its limit, and Redis holds exactly what the clie
 they hold (no lease or ticket leaked or dropped without expiry). In band mode (a static
 server) a request whose length and the longest one waiting for the next batch differ over 2x
 (and 16 tokens) is not granted, and the band holds exactly the granted leases whose requests
-have not started."""
+have not started. A ticket is granted exactly when it is within the free slots of the line,
+where keys (callers, from any client) take turns."""
 
 from __future__ import annotations
 
@@ -28,7 +29,22 @@ OPS = st.lists(
 
 
 LENGTHS = (4, 40, 200, 20)
+KEYS = ("a", "b", "a", "c", "b")
 FAR = 2**50  # no ticket is due (past the reorder wait) in these runs
+
+
+def _key(ticket: str) -> str:
+    return ticket.split("#k")[1].split("#h")[0]
+
+
+async def _line(c: SharedSlots, turns: list[str]) -> list[str]:
+    """The model of the line: keys with tickets take turns (in the order of ``turns``), each
+    key's tickets in score order; a key with none left waits at the end when it comes back."""
+    tickets = [x.decode() for x in await c._redis.zrange(c.keys["tickets"], 0, -1)]
+    for key in [k for k in turns if not any(_key(t) == k for t in tickets)]:
+        turns.remove(key)
+    per = [[t for t in tickets if _key(t) == k] for k in turns]
+    return [q[r] for r in range(max(map(len, per), default=0)) for q in per if r < len(q)]
 
 
 async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> None:
@@ -36,6 +52,7 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
     clients = [SharedSlots(url, pool, limit=limit, ttl=30) for _ in range(3)]
     queued: list[list[tuple[str, str, int]]] = [[] for _ in clients]  # (ticket, lease, n)
     waiting: dict[str, int] = {}  # the model of the band: granted, not started -> length
+    turns: list[str] = []  # the model of the round: keys in the order of their next turn
     for c in clients:
         await c.open()
     if band:
@@ -44,12 +61,16 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
         for k, (i, op) in enumerate(ops):
             c = clients[i]
             if op == "enqueue":
-                ticket, lease = f"t:{uuid.uuid4().hex}", f"l:{uuid.uuid4().hex}"
+                key = KEYS[k % len(KEYS)]  # callers across clients: keys take turns
+                ticket, lease = f"t:{uuid.uuid4().hex}#k{key}#h0", f"l:{uuid.uuid4().hex}"
                 await c._call("enqueue", [ticket, c._ttl_ms(), 0])
                 c.waiting.add(ticket)
+                if key not in turns:
+                    turns.append(key)
                 queued[i].append((ticket, lease, LENGTHS[k % len(LENGTHS)]))
             elif op == "try" and queued[i]:
                 ticket, lease, n = queued[i][0]
+                rank = (await _line(c, turns)).index(ticket)
                 granted, used, lim, _paused, banded = await c._call(
                     "acquire", [ticket, lease, c._ttl_ms(), limit, 0, n, FAR]
                 )
@@ -57,8 +78,11 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
                 longest = max(waiting.values(), default=-1)
                 apart = n > 2 * max(longest, 16) or longest > 2 * max(n, 16)
                 blocked = band and longest >= 0 and apart
+                free = lim - (used - granted)  # ``used`` counts the lease just granted
+                assert granted == (not blocked and rank < free), (rank, n, waiting)
                 if granted:
-                    assert not blocked, (n, waiting)
+                    turns.remove(_key(ticket))
+                    turns.append(_key(ticket))  # its key's next turn is the last
                     assert banded == band
                     queued[i].pop(0)
                     c.waiting.discard(ticket)
@@ -66,9 +90,6 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
                     if band:
                         c.banded.add(lease)
                         waiting[lease] = n
-                else:  # over the band rule, or behind others in line
-                    rank = await c._redis.zrank(c.keys["tickets"], ticket)
-                    assert blocked or rank >= lim - used
             elif op == "start" and c.banded:
                 lease = sorted(c.banded)[0]
                 await c.started(lease)
@@ -103,6 +124,11 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
     ops=[(0, "enqueue"), (0, "try"), (1, "enqueue"), (1, "try"), (0, "start"), (1, "try")],
     limit=3,
     band=True,
+)
+@example(  # keys a, a, then b: b's ticket is second in line (keys take turns), not third
+    ops=[(0, "enqueue"), (0, "renew"), (0, "enqueue"), (1, "renew"), (1, "enqueue"), (1, "try")],
+    limit=2,
+    band=False,
 )
 def test_random_interleavings_keep_the_pool_consistent(
     redis_server: RedisServer, ops: list[tuple[int, str]], limit: int, band: bool

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -191,6 +192,45 @@ async def test_waiters_are_served_in_ticket_order_across_clients(
     finally:
         for c in clients:
             await c.aclose()
+
+
+async def test_keys_take_turns_across_dispatchers(redis_server: RedisServer) -> None:
+    """Two dispatchers share a pool of 1, as two processes would (each may send 16 into the
+    Redis line, as with ``auto``, whose local limit is the pool's). One queues 6 requests of a
+    heavy caller, then the other 3 of a light one: the pool serves the keys in turn while both
+    wait (first come first served would run all 6 heavy ones first)."""
+    url, gate = redis_server.url, anyio.Event()
+    served: list[str] = []
+    probe = SharedSlots(url, "k")
+    await probe.open()
+
+    async def job(key: str) -> None:
+        if key == "first":
+            await gate.wait()  # holds the one slot until everything else is in line
+        served.append(key)
+
+    try:
+        async with (
+            Dispatcher("fixed:16", coordinator=url, pool="k") as heavy,
+            Dispatcher("fixed:16", coordinator=url, pool="k") as light,
+        ):
+            await probe.set_limit(1)  # all 16 of each go in line in Redis, where keys matter
+            with anyio.fail_after(10):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(functools.partial(heavy.submit, job, "first", key="first"))
+                    while await probe.in_use() < 1:  # noqa: ASYNC110 (Redis's state)
+                        await anyio.sleep(0.01)
+                    queued = 0
+                    for d, key, n in ((heavy, "heavy", 6), (light, "light", 3)):
+                        for _ in range(n):
+                            tg.start_soon(functools.partial(d.submit, job, key, key=key))
+                        queued += n
+                        while await _tickets(probe) < queued:  # noqa: ASYNC110 (Redis's state)
+                            await anyio.sleep(0.01)
+                    gate.set()
+        assert served == ["first"] + ["heavy", "light"] * 3 + ["heavy"] * 3, served
+    finally:
+        await probe.aclose()
 
 
 async def test_a_lease_that_expired_is_reported_lost_not_regranted(

@@ -4,10 +4,14 @@ Keys (one hash tag per pool, so a Redis Cluster keeps a pool on one node):
 
 - ``leases``: sorted set, a slot held by a request, scored by its expiry (ms, Redis ``TIME``);
 - ``limit``: how many leases may exist at once (written by whoever sets the pool's limit);
-- ``tickets``: sorted set, the waiting acquirers in the order they are served, scored by
-  arrival (Redis ms) plus a handicap that grows with the expected length: shortest first among
-  requests that arrive together, first come first served across longer spans (a request of the
-  longest kind is overtaken only by requests that arrive within ``max_reorder_wait`` after it);
+- ``tickets``: sorted set, the waiting acquirers, scored by arrival (Redis ms) plus a handicap
+  that grows with the expected length: shortest first among requests that arrive together,
+  first come first served across longer spans (a request of the longest kind is overtaken only
+  by requests that arrive within ``max_reorder_wait`` after it);
+- ``turns``: sorted set of the keys (callers) with tickets waiting, in the order of their next
+  turn: the line takes one ticket of each key in turn (round robin, as a dispatcher's own
+  queue does), each key's tickets in score order, so one heavy caller, in any process, cannot
+  starve the others. A ticket's id carries its key (``#k<key>``) and handicap (``#h<ms>``);
 - ``waiters``: sorted set, each waiting ticket scored by its heartbeat expiry, so a waiter that
   died leaves the queue instead of blocking it;
 - ``lost``: a counter of leases found expired when their holder renewed them;
@@ -40,11 +44,90 @@ for _, w in ipairs(dead) do
 end
 """
 
-# KEYS: leases, limit, tickets, waiters, seq   ARGV: ticket, ttl_ms, handicap_ms
+# the line: ``line(tickets, turns, n, target)`` is the first ``n`` waiting tickets in the order
+# they are served, as {id, score} pairs, ending early at ``target`` (if given) when it is among
+# them. Keys take turns, each key's tickets in score order; a key without tickets leaves the
+# round. One key (the usual case): the tickets' own order, reading only the first ``n``.
+_LINE = """
+local function line(tickets, turns, n, target)
+  local out = {}
+  if n <= 0 then
+    return out
+  end
+  if redis.call('ZCARD', turns) <= 1 then
+    local got = redis.call('ZRANGE', tickets, 0, n - 1, 'WITHSCORES')
+    for i = 1, #got, 2 do
+      table.insert(out, {got[i], tonumber(got[i + 1])})
+      if got[i] == target then
+        break
+      end
+    end
+    return out
+  end
+  local all = redis.call('ZRANGE', tickets, 0, -1, 'WITHSCORES')
+  local per, seen, order, listed = {}, {}, {}, {}
+  for i = 1, #all, 2 do
+    local k = string.match(all[i], '#k([^#]*)#h') or ''
+    if not per[k] then
+      per[k] = {}
+      table.insert(seen, k)
+    end
+    table.insert(per[k], {all[i], tonumber(all[i + 1])})
+  end
+  for _, k in ipairs(redis.call('ZRANGE', turns, 0, -1)) do
+    if per[k] then
+      table.insert(order, k)
+      listed[k] = true
+    else
+      redis.call('ZREM', turns, k)
+    end
+  end
+  for _, k in ipairs(seen) do
+    if not listed[k] then
+      table.insert(order, k)
+    end
+  end
+  local r = 1
+  while #out < n do
+    local more = false
+    for _, k in ipairs(order) do
+      local t = per[k][r]
+      if t then
+        more = true
+        table.insert(out, t)
+        if t[1] == target or #out >= n then
+          return out
+        end
+      end
+    end
+    if not more then
+      break
+    end
+    r = r + 1
+  end
+  return out
+end
+"""
+
+# KEYS: leases, limit, tickets, waiters, seq, turns   ARGV: ticket, ttl_ms, handicap_ms
 ENQUEUE = (
     _PRELUDE
     + """
-redis.call('INCR', KEYS[5])
+-- a key that has no ticket waiting (new, or back after its last one went) takes the last turn
+local k = string.match(ARGV[1], '#k([^#]*)#h') or ''
+local back = not redis.call('ZSCORE', KEYS[6], k)
+if not back and redis.call('ZCARD', KEYS[6]) > 1 then
+  back = true
+  for _, t in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+    if (string.match(t, '#k([^#]*)#h') or '') == k then
+      back = false
+      break
+    end
+  end
+end
+if back then
+  redis.call('ZADD', KEYS[6], redis.call('INCR', KEYS[5]), k)
+end
 local score = now + tonumber(ARGV[3])
 redis.call('ZADD', KEYS[3], score, ARGV[1])
 redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[1])
@@ -52,7 +135,7 @@ return score
 """
 )
 
-# KEYS: leases, limit, tickets, waiters, pause, band, bandmode
+# KEYS: leases, limit, tickets, waiters, pause, band, bandmode, turns, seq
 # ARGV: ticket, lease, ttl_ms, default_limit, ready_ms, expected tokens (-1: unknown), due_ms
 # -> {granted (1, 0; -1: the ticket is gone), leases held, limit, ms the pool stays paused,
 #     1 if the lease joined the band (its holder says when its request starts)}.
@@ -65,24 +148,25 @@ return score
 # handicap, so its ready time is its score minus that plus the same window).
 ACQUIRE = (
     _PRELUDE
+    + _LINE
     + """
 local function handicap(ticket)  -- a ticket's id ends with "#h" and its handicap in ms
   return tonumber(string.match(ticket, '#h(%d+)$') or 0)
 end
 local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[4])
 local used = redis.call('ZCARD', KEYS[1])
-local rank = redis.call('ZRANK', KEYS[3], ARGV[1])
-if not rank then
+local score = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if not score then
   return {-1, used, limit, 0}
 end
 local paused = math.max(0, tonumber(redis.call('GET', KEYS[5]) or 0) - now)
-local wait = rank >= limit - used or now < tonumber(ARGV[5]) or paused > 0
+local ahead = line(KEYS[3], KEYS[8], limit - used, ARGV[1])  -- up to and including ours
+local rank = #ahead - 1
+local wait = rank < 0 or ahead[#ahead][1] ~= ARGV[1] or now < tonumber(ARGV[5]) or paused > 0
 if not wait and rank > 0 then  -- nobody overtakes a ticket ahead still in its gathering window
-  local gather = tonumber(ARGV[5]) - tonumber(redis.call('ZSCORE', KEYS[3], ARGV[1]))
-    + handicap(ARGV[1])
-  local ahead = redis.call('ZRANGE', KEYS[3], 0, rank - 1, 'WITHSCORES')
-  for i = 1, #ahead, 2 do
-    if tonumber(ahead[i + 1]) - handicap(ahead[i]) + gather > now then
+  local gather = tonumber(ARGV[5]) - tonumber(score) + handicap(ARGV[1])
+  for i = 1, rank do
+    if ahead[i][2] - handicap(ahead[i][1]) + gather > now then
       wait = true
       break
     end
@@ -109,6 +193,8 @@ end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
+local key = string.match(ARGV[1], '#k([^#]*)#h') or ''
+redis.call('ZADD', KEYS[8], redis.call('INCR', KEYS[9]), key)  -- its key's next turn: last
 if banded then
   redis.call('HSET', KEYS[6], ARGV[2], n)
 end
@@ -127,12 +213,13 @@ end
 return untl
 """
 
-# KEYS: leases, limit, tickets, waiters, channel, band   ARGV: lease or ticket ids...
+# KEYS: leases, limit, tickets, waiters, channel, band, turns   ARGV: lease or ticket ids...
 # idempotent: a lease or ticket already gone is no error. When slots were freed, the tickets
 # that may now be granted (the first ``limit - used`` in line) are published by id, so only
 # their waiters look again: one wake-up per freed slot, not one per waiter in the pool.
 RELEASE = (
     _PRELUDE
+    + _LINE
     + """
 local gone = 0
 for i = 1, #ARGV do
@@ -144,7 +231,10 @@ end
 if gone > 0 then
   local free = tonumber(redis.call('GET', KEYS[2]) or 1) - redis.call('ZCARD', KEYS[1])
   if free > 0 then
-    local heads = redis.call('ZRANGE', KEYS[3], 0, math.min(free, 256) - 1)
+    local heads = {}
+    for _, t in ipairs(line(KEYS[3], KEYS[7], math.min(free, 256))) do
+      table.insert(heads, t[1])
+    end
     if #heads > 0 then
       redis.call('PUBLISH', KEYS[5], table.concat(heads, ' '))
     end
@@ -199,5 +289,5 @@ def keys(pool: str) -> dict[str, str]:
     """The pool's key names, all under one hash tag."""
     base = f"fairstream:{{{pool}}}:"
     names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released", "procs", "epoch",
-             "leader", "samples", "pause", "band", "bandmode")  # fmt: skip
+             "leader", "samples", "pause", "band", "bandmode", "turns")  # fmt: skip
     return {name: base + name for name in names}

@@ -85,7 +85,7 @@ class SharedPool:
                 tg.start_soon(self.leader.run)
 
     async def acquire(self, job: Job) -> None:
-        job.lease = await self.slots.acquire(job.expected_tokens)
+        job.lease = await self.slots.acquire(job.expected_tokens, job.key)
         self.samples.add("send", job, time.perf_counter())
 
     def note(self, kind: str, job: Job, traces: list[StreamTrace] | None = None) -> None:

@@ -16,6 +16,7 @@ process holds are put back rather than reported lost.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import math
 import os
@@ -128,19 +129,21 @@ class SharedSlots:
                     await self.renew()
 
     # -- slots -----------------------------------------------------------------------------
-    async def acquire(self, expected_tokens: float | None = None) -> str:
+    async def acquire(self, expected_tokens: float | None = None, key: Any = None) -> str:
         """Wait for a lease, in line with every process's waiters; return its id.
 
-        The line is ordered by arrival plus a handicap of ``expected_tokens / 1024`` of
-        ``max_reorder_wait`` (unknown lengths: the whole of it), so shorter requests that
-        arrive together go first and nothing waits much past ``max_reorder_wait``.
+        Keys (callers) take turns, whichever process they wait in; a key is known across
+        processes by its ``str()``. A key's requests are ordered by arrival plus a handicap of
+        ``expected_tokens / 1024`` of ``max_reorder_wait`` (unknown lengths: the whole of it),
+        so shorter requests that arrive together go first and nothing waits much past
+        ``max_reorder_wait``.
         """
         share = 1.0 if expected_tokens is None else min(1.0, max(0.0, expected_tokens) / 1024)
         handicap = round(share * self.max_reorder_wait * 1000)
         n = -1 if expected_tokens is None else max(0, round(expected_tokens))
         while True:
             try:
-                return await self._acquire_shared(handicap, n)
+                return await self._acquire_shared(handicap, n, _key_tag(key))
             except CoordinatorDown:
                 granted = await self._acquire_local()
                 if granted is not None:
@@ -261,8 +264,8 @@ class SharedSlots:
         return max(1, (self.limit or 1) // max(1, self.live))
 
     # -- internals -------------------------------------------------------------------------
-    async def _acquire_shared(self, handicap: int, n: int) -> str:
-        ticket = f"t:{self.owner}:{uuid.uuid4().hex}#h{handicap}"  # ACQUIRE reads the handicap
+    async def _acquire_shared(self, handicap: int, n: int, tag: str) -> str:
+        ticket = f"t:{self.owner}:{uuid.uuid4().hex}{tag}#h{handicap}"  # the scripts read both
         lease = f"l:{self.owner}:{uuid.uuid4().hex}"
         self.waiting.add(ticket)
         try:
@@ -328,10 +331,10 @@ class SharedSlots:
         elif name == "pause":
             names = [k["pause"]]
         names += {
-            "enqueue": [k["seq"]],
-            "release": [k["released"], k["band"]],
+            "enqueue": [k["seq"], k["turns"]],
+            "release": [k["released"], k["band"], k["turns"]],
             "renew": [k["lost"], k["procs"], k["epoch"]],
-            "acquire": [k["pause"], k["band"], k["bandmode"]],
+            "acquire": [k["pause"], k["band"], k["bandmode"], k["turns"], k["seq"]],
         }.get(name, [])
         with self._guarded():
             result = await self._scripts[name](keys=names, args=args)
@@ -385,3 +388,10 @@ def _redis_errors() -> tuple[type[BaseException], ...]:
 
 def _text(x: Any) -> str:
     return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def _key_tag(key: Any) -> str:
+    """The part of a ticket's id that names its key (none for the default key)."""
+    if key is None:
+        return ""
+    return "#k" + hashlib.sha1(str(key).encode(), usedforsecurity=False).hexdigest()[:16]
