@@ -11,8 +11,11 @@ small as the server's kind allows:
 - **slow start** (cold, and until a request waits for a slot): one more in flight for each
   start that raised the number running at once above its peak (one that took a freed slot
   does not count), from ``start`` = 8, so ``start`` more go out with each round of first
-  tokens while the server keeps taking more (a ramp, not a doubling: whatever doubles
-  overshoots a small server by as much as it has slots); it ends at the first request that
+  tokens while the server keeps taking more (a ramp, not a doubling, while the server's kind
+  is unknown: a static server's next batch would mix lengths); two more once the server is
+  known to be continuous (a doubling: over real HTTP the ramp's rounds cost a continuous
+  server's long requests 2-4 rounds of first tokens; what a doubling overshoots waits in a
+  server that refills, costing slots, not batches); it ends at the first request that
   waits for a slot: its first token came more than 3 steps after the quickest one, or it has
   waited 4 steps past that without one while no start grew the batch (so the overshoot is
   what was sent in the last few steps, not a whole round);
@@ -298,7 +301,9 @@ class Auto(Policy):
             if self.kind == "continuous" and self._late(ttft, 4):
                 self.peak = max(self.running, self.peak - 1)  # fewer slots than we thought
         elif self.slow_start and grew:
-            self._offer += 1  # a slot nobody freed: one more may wait
+            # a slot nobody freed: one more may wait; two once the server has refilled (it is
+            # continuous, so what waits costs slots, never a batch's mix): a doubling per round
+            self._offer += 2 if self.kind == "continuous" else 1
         elif grew:
             self._probe = 1  # a slot more was there: keep probing
         self._end_slow_start_if_overdue(now)
