@@ -81,6 +81,7 @@ class TraceBuilder:
         "recorder",
         "request_id",
         "response_id",
+        "response_model",
         "retries",
         "sent",
         "status_code",
@@ -114,6 +115,7 @@ class TraceBuilder:
         self.finish_chunk: float | None = None
         self.finish_reason: str | None = None
         self.response_id: str | None = None
+        self.response_model: str | None = None
         self.usage: Usage | None = None
         self.retries = 0
         self.status_code: int | None = None
@@ -148,9 +150,10 @@ class TraceBuilder:
         reason: str | None = None,
         response_id: str | None = None,
         usage: tuple[int | None, int | None, int | None] | None = None,
+        model: str | None = None,
     ) -> None:
         """One stream event (hot path): its text, if any; its finish reason, response id and
-        usage ``(prompt, completion, total)`` if it carries them. Every client path's
+        usage ``(prompt, completion, total)`` and model if it carries them. Every client path's
         decoder (``_instrument/_decode.py``) ends here."""
         now = time.perf_counter() if t is None else t
         self._times.append(now)
@@ -169,7 +172,7 @@ class TraceBuilder:
             self.finish_reason = reason
             self.finish_chunk = now
         if self.response_id is None:
-            self.response_id = response_id
+            self.response_id, self.response_model = response_id, model
         if usage is not None:
             self.chunk_usage(*usage)
         if self._debug:
@@ -227,6 +230,7 @@ class TraceBuilder:
             max_tokens=self.max_tokens,
             client=self.client,
             response_id=self.response_id,
+            response_model=self.response_model,
             enqueued=_rel(self.enqueued, o),
             sent=_rel(self.sent, o),
             headers=_rel(self.headers, o),

@@ -44,6 +44,7 @@ class StreamTrace:
     max_tokens: int | None = None
     client: str = "unknown"  # openai | langchain | httpx
     response_id: str | None = None
+    response_model: str | None = None  # the model the server says answered
     enqueued: float | None = None
     sent: float | None = None
     headers: float | None = None

@@ -22,11 +22,12 @@ def instrument(
 ) -> T:
     """Wrap an ``AsyncOpenAI`` client or a LangChain chat model so every call leaves a trace.
 
-    The result has the same type the caller relies on: a LangChain model stays a
-    ``BaseChatModel`` of its own class; an ``AsyncOpenAI`` client becomes a proxy that
-    forwards everything and instruments ``chat.completions.create`` and
-    ``completions.create``. With ``dispatcher`` every call waits for a slot of that
-    :class:`~fairstream.Dispatcher` first (openai SDK clients and openai-backed models).
+    The result has the type the caller relies on: a LangChain model stays a
+    ``BaseChatModel`` of its own class; an ``AsyncOpenAI`` client (``AsyncAzureOpenAI``, a
+    subclass) becomes a copy sharing its connection pool, still an instance of the client's
+    class, whose ``chat.completions`` and ``completions`` calls are traced. With
+    ``dispatcher`` every call waits for a slot of that :class:`~fairstream.Dispatcher` first
+    (openai SDK clients and openai-backed models).
 
     A stream that ends without a ``finish_reason`` (cut by a proxy or a dying worker) raises
     :class:`~fairstream.IncompleteStreamError` after its last chunk, where the SDK would end
@@ -36,8 +37,7 @@ def instrument(
     if on_incomplete not in ("raise", "record"):
         raise ValueError(f"on_incomplete must be 'raise' or 'record', not {on_incomplete!r}")
     rec = recorder or default_recorder()
-    module = type(target).__module__
-    if module.startswith("openai"):
+    if any(c.__module__.startswith("openai") for c in type(target).__mro__[:-1]):
         from ._openai import instrument_openai
 
         return cast(T, instrument_openai(target, rec, label, dispatcher, on_incomplete))

@@ -37,6 +37,7 @@ def sdk_chunk(b: TraceBuilder, chunk: Any, t: float | None = None) -> None:
         reason,
         chunk.id,
         None if u is None else (u.prompt_tokens, u.completion_tokens, u.total_tokens),
+        chunk.model,
     )
 
 
@@ -51,4 +52,5 @@ def wire_chunk(b: TraceBuilder, chunk: dict[str, Any], t: float | None = None) -
         first.get("finish_reason"),
         chunk.get("id"),
         (u.get("prompt_tokens"), u.get("completion_tokens"), u.get("total_tokens")) if u else None,
+        chunk.get("model"),
     )

@@ -26,7 +26,7 @@ from .._builder import TraceBuilder
 from .._errors import require
 from .._recorder import Recorder
 from ._finish import OnIncomplete, end_stream
-from ._openai import InstrumentedAsyncOpenAI, Settings
+from ._openai import Settings, traced_copy
 
 try:
     from langchain_core.callbacks import AsyncCallbackHandler
@@ -155,7 +155,9 @@ def _usage_from_result(builder: TraceBuilder, response: LLMResult) -> None:
             info = gen.generation_info or {}
             builder.finish_seen(info.get("finish_reason"))
             if message is not None and builder.response_id is None:
-                builder.response_id = message.response_metadata.get("id") or None
+                meta = message.response_metadata
+                builder.response_id = meta.get("id") or None
+                builder.response_model = meta.get("model_name") or meta.get("model") or None
 
 
 def instrument_langchain(
@@ -187,7 +189,7 @@ def instrument_langchain(
             dispatcher=dispatcher,
             on_incomplete=on_incomplete,
         )
-        traced = InstrumentedAsyncOpenAI(root, settings)
+        traced = traced_copy(root, settings)
         update["root_async_client"] = traced
         update["async_client"] = traced.chat.completions
     elif dispatcher is not None:

@@ -1,4 +1,7 @@
-"""openai SDK: a client proxy whose calls are traced, streams included.
+"""openai SDK: a copy of the client whose calls are traced, streams included.
+
+The copy's class is a subclass of the client's own, so ``isinstance`` checks (instructor,
+LangChain, the caller's own) hold for ``AsyncOpenAI``, ``AsyncAzureOpenAI`` and subclasses.
 
 Works whether the SDK runs on httpx (openai 1.x/2.x) or httpx2 (3.x): it only touches
 the SDK's public objects (and, for wire stamps, the response's ``aiter_bytes``). Streaming
@@ -33,10 +36,10 @@ from ._finish import OnIncomplete, end_stream
 from ._stamp import stamp_response
 
 __all__ = [
-    "InstrumentedAsyncOpenAI",
     "InstrumentedStream",
     "TracedCompletions",
     "instrument_openai",
+    "traced_copy",
 ]
 
 
@@ -56,12 +59,18 @@ def instrument_openai(
     dispatcher: Any = None,
     on_incomplete: OnIncomplete = "raise",
 ) -> Any:
-    if not hasattr(client, "chat") or not hasattr(client, "base_url"):
+    if not _is_async_openai(client):
+        if hasattr(client, "chat") and hasattr(client, "base_url"):
+            raise TypeError("fairstream instruments openai.AsyncOpenAI (the async client)")
         raise TypeError(f"{type(client).__qualname__} is not an openai client")
-    if not type(client).__name__.startswith("Async"):
-        raise TypeError("fairstream instruments openai.AsyncOpenAI (the async client)")
     settings = Settings(recorder, label, dispatcher=dispatcher, on_incomplete=on_incomplete)
-    return InstrumentedAsyncOpenAI(client, settings)
+    return traced_copy(client, settings)
+
+
+def _is_async_openai(client: Any) -> bool:
+    import openai
+
+    return isinstance(client, openai.AsyncOpenAI)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,40 +86,73 @@ class Settings:
     base_url: str | None = None  # filled in from the client
 
 
-class InstrumentedAsyncOpenAI(_Forward):
-    """``AsyncOpenAI`` with its completion calls traced (see the module docstring)."""
+def traced_copy(client: Any, settings: Settings) -> Any:
+    """A copy of ``client`` (``with_options()``: same connection pool) whose class is a
+    subclass of the client's own, so ``isinstance(copy, AsyncOpenAI)`` (or
+    ``AsyncAzureOpenAI``, or the caller's subclass) still holds; its completion calls are
+    traced. The original is left as it was."""
+    copy = client.with_options()
+    base: type = getattr(type(copy), "_fairstream_base", type(copy))  # twice: wrap the base
+    copy.__class__ = _traced_class(base)
+    _attach(copy, settings)
+    return copy
 
-    def __init__(self, client: Any, settings: Settings) -> None:
-        self._inner = client
-        self.fairstream_recorder = settings.recorder
-        self._settings = replace(settings, base_url=str(client.base_url).rstrip("/"))
-        self.chat = _Namespace(
-            client.chat, completions=TracedCompletions(client.chat.completions, self._settings)
-        )
 
-    # The SDK imports its resource modules on first access (``beta`` alone costs ~0.5 s),
-    # so these are wrapped only when the caller reaches for them.
-    @functools.cached_property
-    def completions(self) -> TracedCompletions:
-        return TracedCompletions(self._inner.completions, self._settings)
+def _attach(client: Any, settings: Settings) -> None:
+    client._fairstream_settings = replace(settings, base_url=str(client.base_url).rstrip("/"))
+    client.fairstream_recorder = settings.recorder
 
-    @functools.cached_property
-    def beta(self) -> Any:
-        beta = self._inner.beta
-        if not hasattr(beta, "chat"):
-            return beta
-        stream = _TracedBetaCompletions(beta.chat.completions, self.chat.completions)
-        return _Namespace(beta, chat=_Namespace(beta.chat, completions=stream))
 
-    def with_options(self, **options: Any) -> InstrumentedAsyncOpenAI:
-        return InstrumentedAsyncOpenAI(self._inner.with_options(**options), self._settings)
+@functools.cache
+def _traced_class(base: type) -> type:
+    """``base`` with ``chat``, ``completions`` and ``beta`` traced, and copies (``copy``,
+    ``with_options``) that stay traced. Named as ``base`` is, so reprs and logs read the same."""
 
-    async def __aenter__(self) -> InstrumentedAsyncOpenAI:
-        await self._inner.__aenter__()
-        return self
+    def resource(name: str) -> Any:
+        found = getattr(base, name)
+        return found.func if isinstance(found, functools.cached_property) else found.fget
 
-    async def __aexit__(self, *exc: Any) -> None:
-        await self._inner.__aexit__(*exc)
+    def chat(self: Any) -> Any:
+        inner = resource("chat")(self)
+        return _Namespace(inner, completions=TracedCompletions(inner.completions, _settings(self)))
+
+    def completions(self: Any) -> Any:
+        return TracedCompletions(resource("completions")(self), _settings(self))
+
+    # the SDK imports its resource modules on first access (``beta`` alone costs ~0.5 s), so
+    # these are wrapped only when the caller reaches for them
+    def beta(self: Any) -> Any:
+        inner = resource("beta")(self)
+        if not hasattr(inner, "chat"):
+            return inner
+        stream = _TracedBetaCompletions(inner.chat.completions, self.chat.completions)
+        return _Namespace(inner, chat=_Namespace(inner.chat, completions=stream))
+
+    def copy(self: Any, *args: Any, **options: Any) -> Any:
+        new = base.copy(self, *args, **options)  # type: ignore[attr-defined]
+        if not isinstance(new, cls):
+            new.__class__ = cls
+        _attach(new, _settings(self))
+        return new
+
+    namespace: dict[str, Any] = {
+        "__module__": base.__module__,
+        "__qualname__": base.__qualname__,
+        "__doc__": base.__doc__,
+        "_fairstream_base": base,
+        "chat": functools.cached_property(chat),
+        "completions": functools.cached_property(completions),
+        "beta": functools.cached_property(beta),
+        "copy": copy,
+        "with_options": copy,
+    }
+    cls = type(base.__name__, (base,), namespace)
+    return cls
+
+
+def _settings(client: Any) -> Settings:
+    settings: Settings = client._fairstream_settings
+    return settings
 
 
 class _Namespace(_Forward):
@@ -228,6 +270,7 @@ async def _call(builder: TraceBuilder, fn: Callable[..., Awaitable[Any]], kwargs
 def _whole(builder: TraceBuilder, result: Any) -> Any:
     """A non-streamed answer: no chunks, but usage, finish reason and id; then finished."""
     builder.response_id = getattr(result, "id", None)
+    builder.response_model = getattr(result, "model", None)
     usage = getattr(result, "usage", None)
     if usage is not None:
         builder.chunk_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)

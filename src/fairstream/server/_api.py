@@ -13,6 +13,7 @@ import functools
 import hmac
 import itertools
 import json
+import re
 import secrets
 import time
 from typing import Any, Literal
@@ -30,6 +31,11 @@ __all__ = ["OpenAIApp"]
 
 _JSON = [("content-type", "application/json")]
 _SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
+
+
+# ``AsyncAzureOpenAI`` posts to ``{endpoint}/openai/deployments/{name}/chat/completions`` (or,
+# given a ``base_url``, ``{base_url}/deployments/{name}/...``)
+_AZURE = re.compile(r"^(?:/openai|/v1)?/deployments/[^/]+/")
 
 
 class OpenAIApp:
@@ -73,9 +79,10 @@ class OpenAIApp:
                 ex.respond(200, _JSON, self._models())
             return
         kind: Literal["chat", "text"]
-        if path == "/v1/chat/completions":
+        route = _AZURE.sub("/v1/", path)  # Azure's deployment routes: the model is the body's
+        if route == "/v1/chat/completions":
             kind = "chat"
-        elif path == "/v1/completions":
+        elif route == "/v1/completions":
             kind = "text"
         else:
             raise ApiError(404, f"no route for {path}", "not_found_error", code="not_found")
