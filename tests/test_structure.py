@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, int]] = [
     # the trace model: trace, recorder and sinks, log line, stats, errors, attribution
     (
         r"fairstream\.(_trace|_errors|_attribution|_version|_stats|_logline|_recorder"
-        r"|_builder|_otel)$",
+        r"|_builder|_otel|_spans)$",
         0,
     ),
     (r"fairstream\._instrument(\..*)?$", 1),

@@ -82,7 +82,12 @@ class Recorder:
         """A builder for one new stream; call its ``finish`` when the stream ends."""
         if self._closed:
             raise LifecycleError("the Recorder is closed: no new stream can be recorded")
-        return TraceBuilder(self, client=client, **fields)
+        builder = TraceBuilder(self, client=client, **fields)
+        for sink in self.sinks:  # a span sink keeps the caller's context, where the call is made
+            on_start = getattr(sink, "on_start", None)
+            if on_start is not None:
+                on_start(builder)
+        return builder
 
     def now(self) -> float:
         """Seconds on this recorder's clock."""
