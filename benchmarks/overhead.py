@@ -299,13 +299,23 @@ class _FakeCompletions:
         return _FakeSdkStream(self.chunks, self.frames)
 
 
-class _FakeRoot:
-    """Shaped like ``AsyncOpenAI`` as far as LangChain and fairstream look at it."""
+def _fake_root(n: int) -> Any:
+    """A real ``AsyncOpenAI`` (fairstream instruments only those) whose ``chat.completions``
+    streams ``n`` prebuilt chunks; its copies (``with_options``) stream the same."""
+    from openai import AsyncOpenAI
 
-    def __init__(self, n: int) -> None:
-        self.base_url = "http://fake.invalid/v1"
-        self.chat = type("Chat", (), {"completions": _FakeCompletions(n)})()
-        self.completions = self.chat.completions
+    completions = _FakeCompletions(n)
+
+    class FakeRoot(AsyncOpenAI):
+        @property
+        def chat(self) -> Any:  # type: ignore[override]
+            return type("Chat", (), {"completions": completions})()
+
+        @property
+        def completions(self) -> Any:  # type: ignore[override]
+            return completions
+
+    return FakeRoot(base_url="http://fake.invalid/v1", api_key="k")
 
 
 def _sdk_chunks(n: int) -> tuple[list[Any], list[bytes]]:
@@ -352,11 +362,11 @@ async def _langchain_alone(n: int, repeats: int) -> tuple[float, float]:
     rec = Recorder(keep=None)
 
     def model() -> Any:
-        root = _FakeRoot(n)
+        root = _fake_root(n)
         return ChatOpenAI(
             model=MODEL,
             api_key="k",  # type: ignore[arg-type]
-            base_url=root.base_url,
+            base_url=str(root.base_url),
             stream_usage=True,
             root_async_client=root,
             async_client=root.chat.completions,

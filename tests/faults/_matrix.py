@@ -12,7 +12,7 @@ import fairstream
 from fairstream import Recorder, StreamClient
 
 IDLE = 0.5  # the client's idle timeout between chunks in these tests (seconds)
-FAMILIES = ("httpx", "openai", "langchain")
+FAMILIES = ("httpx", "openai", "langchain", "responses")
 MODEL = "fairstream-ref"
 MSG = [{"role": "user", "content": "hi"}]
 
@@ -47,6 +47,17 @@ async def one_request(family: str, base_url: str, recorder: Recorder) -> tuple[s
                 async with stream:
                     async for chunk in stream:
                         seen += bool(chunk.choices and chunk.choices[0].delta.content)
+        elif family == "responses":  # the openai SDK's Responses API: typed events
+            async with AsyncOpenAI(
+                base_url=base_url, api_key="k", max_retries=0, timeout=IDLE
+            ) as raw:
+                client = fairstream.instrument(raw, recorder=recorder)
+                events = await client.responses.create(
+                    model=MODEL, input="hi", max_output_tokens=12, stream=True
+                )
+                async with events:
+                    async for event in events:
+                        seen += event.type == "response.output_text.delta"
         else:
             llm: Any = fairstream.instrument(
                 ChatOpenAI(

@@ -1,4 +1,5 @@
-"""The fault matrix: every injected server fault x every client family.
+"""The fault matrix: every injected server fault x every client family (and the openai SDK's
+Responses API, whose typed events the server sends for ``POST /v1/responses``).
 
 Each cell: the documented exception (or ok) reaches the caller, the trace records the
 outcome with the chunks that came before the fault, nothing hangs (bounded), and nothing
@@ -24,41 +25,51 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         "httpx": {"TransportError"},
         "openai": {"APIConnectionError"},
         "langchain": {"OpenAIConnectionError", "APIConnectionError"},
+        "responses": {"APIConnectionError"},
     },
     "slow_headers": {
         "httpx": {"TransportError"},
         "openai": {"APITimeoutError"},
         "langchain": {"OpenAITimeoutError", "APITimeoutError"},
+        "responses": {"APITimeoutError"},
     },
     "status_429": {
         "httpx": {"ServerError"},
         "openai": {"RateLimitError"},
         "langchain": {"OpenAIRateLimitError", "RateLimitError"},
+        "responses": {"RateLimitError"},
     },
     "status_503": {
         "httpx": {"ServerError"},
         "openai": {"InternalServerError"},
         "langchain": {"OpenAIAPIError", "InternalServerError"},
+        "responses": {"InternalServerError"},
     },
     "disconnect_mid": {
         "httpx": {"TransportError"},
         "openai": {"APIConnectionError"},
         "langchain": {"OpenAIConnectionError", "APIConnectionError"},
+        "responses": {"APIConnectionError"},
     },
     "bad_json": {
         "httpx": {"StreamProtocolError"},
         "openai": {"JSONDecodeError"},
         "langchain": {"JSONDecodeError"},
+        "responses": {"JSONDecodeError"},
     },
     "stall": {
         "httpx": {"TransportError"},
         "openai": {"APITimeoutError"},
         "langchain": {"OpenAITimeoutError", "APITimeoutError"},
+        "responses": {"APITimeoutError"},
     },
+    # the Responses API's in-band ``error`` event: the SDK yields it and ends quietly, with no
+    # response.completed, so the stream is incomplete
     "inband_error": {
         "httpx": {"ServerError"},
         "openai": {"APIError"},
         "langchain": {"APIError"},
+        "responses": {"IncompleteStreamError"},
     },
     "no_done": {f: {"ok"} for f in FAMILIES},
     # cut without finish_reason, [DONE] or error. With `connection: close` framing the close
@@ -69,6 +80,7 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         "httpx": {"TransportError"},
         "openai": {"APIConnectionError"},
         "langchain": {"OpenAIConnectionError", "APIConnectionError"},
+        "responses": {"APIConnectionError"},
     },
 }
 MATRIX: dict[tuple[str, str], str] = {}
@@ -99,7 +111,7 @@ async def test_fault(kind: str, family: str) -> None:
         assert outcome in EXPECTED[kind][family], (kind, family, outcome)
         (trace,) = recorder.traces
         assert trace.outcome == ("ok" if outcome == "ok" else "error")
-        if kind == "cut_close":
+        if kind == "cut_close" or outcome == "IncompleteStreamError":
             assert trace.error_type == "IncompleteStream"
         elif outcome != "ok":  # LangChain re-wraps the SDK's error; the trace keeps the SDK's
             assert trace.error_type in EXPECTED[kind][family] | EXPECTED[kind]["openai"]

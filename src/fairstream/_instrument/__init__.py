@@ -38,7 +38,7 @@ def instrument(
         raise ValueError(f"on_incomplete must be 'raise' or 'record', not {on_incomplete!r}")
     rec = recorder or default_recorder()
     if any(c.__module__.startswith("openai") for c in type(target).__mro__[:-1]):
-        from ._openai import instrument_openai
+        from ._client import instrument_openai
 
         return cast(T, instrument_openai(target, rec, label, dispatcher, on_incomplete))
     if _is_langchain_model(target):

@@ -25,8 +25,9 @@ from uuid import UUID
 from .._builder import TraceBuilder
 from .._errors import require
 from .._recorder import Recorder
+from ._client import is_async_openai, traced_copy
 from ._finish import OnIncomplete, end_stream
-from ._openai import Settings, traced_copy
+from ._openai import Settings
 
 try:
     from langchain_core.callbacks import AsyncCallbackHandler
@@ -177,7 +178,7 @@ def instrument_langchain(
         and "root_async_client" in fields
         and "async_client" in fields
         and hasattr(root, "chat")
-        and not getattr(llm, "use_responses_api", None)
+        and is_async_openai(root)
     )
     if sdk_traced:
         # LangChain asks for the usage chunk itself (stream_usage), so we never add it

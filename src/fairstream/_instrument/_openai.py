@@ -1,7 +1,5 @@
-"""openai SDK: a copy of the client whose calls are traced, streams included.
-
-The copy's class is a subclass of the client's own, so ``isinstance`` checks (instructor,
-LangChain, the caller's own) hold for ``AsyncOpenAI``, ``AsyncAzureOpenAI`` and subclasses.
+"""openai SDK: the traced resources of an instrumented client (built in ``_client.py``),
+streams included.
 
 Works whether the SDK runs on httpx (openai 1.x/2.x) or httpx2 (3.x): it only touches
 the SDK's public objects (and, for wire stamps, the response's ``aiter_bytes``). Streaming
@@ -9,7 +7,8 @@ calls get ``stream_options={"include_usage": True}`` unless the caller passed
 ``stream_options`` (then tokens may be counted, ``estimated``).
 
 Traced: ``chat.completions.create`` / ``parse`` (also through ``with_raw_response``),
-``chat.completions.stream``, ``beta.chat.completions.stream`` and ``completions.create``;
+``chat.completions.stream``, ``beta.chat.completions.stream``, ``completions.create`` and the
+Responses API (``responses.create`` / ``parse`` / ``stream``, in ``_responses.py``);
 each is routed through the client's dispatcher when it has one. Everything else is the
 SDK's own.
 
@@ -20,9 +19,8 @@ Rule 2: the caller sees the SDK's own exceptions, untouched.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -38,8 +36,7 @@ from ._stamp import stamp_response
 __all__ = [
     "InstrumentedStream",
     "TracedCompletions",
-    "instrument_openai",
-    "traced_copy",
+    "Settings",
 ]
 
 
@@ -50,27 +47,6 @@ class _Forward:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
-
-
-def instrument_openai(
-    client: Any,
-    recorder: Recorder,
-    label: str | None,
-    dispatcher: Any = None,
-    on_incomplete: OnIncomplete = "raise",
-) -> Any:
-    if not _is_async_openai(client):
-        if hasattr(client, "chat") and hasattr(client, "base_url"):
-            raise TypeError("fairstream instruments openai.AsyncOpenAI (the async client)")
-        raise TypeError(f"{type(client).__qualname__} is not an openai client")
-    settings = Settings(recorder, label, dispatcher=dispatcher, on_incomplete=on_incomplete)
-    return traced_copy(client, settings)
-
-
-def _is_async_openai(client: Any) -> bool:
-    import openai
-
-    return isinstance(client, openai.AsyncOpenAI)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,75 +62,6 @@ class Settings:
     base_url: str | None = None  # filled in from the client
 
 
-def traced_copy(client: Any, settings: Settings) -> Any:
-    """A copy of ``client`` (``with_options()``: same connection pool) whose class is a
-    subclass of the client's own, so ``isinstance(copy, AsyncOpenAI)`` (or
-    ``AsyncAzureOpenAI``, or the caller's subclass) still holds; its completion calls are
-    traced. The original is left as it was."""
-    copy = client.with_options()
-    base: type = getattr(type(copy), "_fairstream_base", type(copy))  # twice: wrap the base
-    copy.__class__ = _traced_class(base)
-    _attach(copy, settings)
-    return copy
-
-
-def _attach(client: Any, settings: Settings) -> None:
-    client._fairstream_settings = replace(settings, base_url=str(client.base_url).rstrip("/"))
-    client.fairstream_recorder = settings.recorder
-
-
-@functools.cache
-def _traced_class(base: type) -> type:
-    """``base`` with ``chat``, ``completions`` and ``beta`` traced, and copies (``copy``,
-    ``with_options``) that stay traced. Named as ``base`` is, so reprs and logs read the same."""
-
-    def resource(name: str) -> Any:
-        found = getattr(base, name)
-        return found.func if isinstance(found, functools.cached_property) else found.fget
-
-    def chat(self: Any) -> Any:
-        inner = resource("chat")(self)
-        return _Namespace(inner, completions=TracedCompletions(inner.completions, _settings(self)))
-
-    def completions(self: Any) -> Any:
-        return TracedCompletions(resource("completions")(self), _settings(self))
-
-    # the SDK imports its resource modules on first access (``beta`` alone costs ~0.5 s), so
-    # these are wrapped only when the caller reaches for them
-    def beta(self: Any) -> Any:
-        inner = resource("beta")(self)
-        if not hasattr(inner, "chat"):
-            return inner
-        stream = _TracedBetaCompletions(inner.chat.completions, self.chat.completions)
-        return _Namespace(inner, chat=_Namespace(inner.chat, completions=stream))
-
-    def copy(self: Any, *args: Any, **options: Any) -> Any:
-        new = base.copy(self, *args, **options)  # type: ignore[attr-defined]
-        if not isinstance(new, cls):
-            new.__class__ = cls
-        _attach(new, _settings(self))
-        return new
-
-    namespace: dict[str, Any] = {
-        "__module__": base.__module__,
-        "__qualname__": base.__qualname__,
-        "__doc__": base.__doc__,
-        "_fairstream_base": base,
-        "chat": functools.cached_property(chat),
-        "completions": functools.cached_property(completions),
-        "beta": functools.cached_property(beta),
-        "copy": copy,
-        "with_options": copy,
-    }
-    cls = type(base.__name__, (base,), namespace)
-    return cls
-
-
-def _settings(client: Any) -> Settings:
-    settings: Settings = client._fairstream_settings
-    return settings
-
-
 class _Namespace(_Forward):
     """An SDK namespace object with some attributes replaced."""
 
@@ -166,16 +73,23 @@ class _Namespace(_Forward):
 class TracedCompletions(_Forward):
     """Stands in for the SDK's ``chat.completions`` (or ``completions``): calls traced."""
 
+    max_keys: tuple[str, ...] = ("max_completion_tokens", "max_tokens")  # the length asked
+    asks_usage = True  # streams ask for the usage chunk (``stream_options``)
+
     def __init__(self, completions: Any, settings: Settings) -> None:
         self._inner = completions
         self._settings = settings
 
+    def _max_tokens(self, kwargs: dict[str, Any]) -> Any:
+        return next((kwargs[k] for k in self.max_keys if k in kwargs), None)
+
     def begin(self, kwargs: dict[str, Any]) -> TraceBuilder:
         """Start the trace of a call made with ``kwargs`` (asks for usage on streams)."""
         st = self._settings
-        if kwargs.get("stream") and st.ask_usage and "stream_options" not in kwargs:
+        asks = self.asks_usage and st.ask_usage
+        if kwargs.get("stream") and asks and "stream_options" not in kwargs:
             kwargs["stream_options"] = {"include_usage": True}
-        max_tokens = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
+        max_tokens = self._max_tokens(kwargs)
         builder = st.recorder.start(
             client=st.family,
             model=kwargs.get("model"),
@@ -193,8 +107,7 @@ class TracedCompletions(_Forward):
         st = self._settings
         if st.dispatcher is None or CURRENT.get() is not None:
             return self.begin(kwargs)
-        max_tokens = kwargs.get("max_completion_tokens", kwargs.get("max_tokens"))
-        job = await st.dispatcher._acquire_for_trace(max_tokens, st.label)
+        job = await st.dispatcher._acquire_for_trace(self._max_tokens(kwargs), st.label)
         token = CURRENT.set(job)
         try:
             return self.begin(kwargs)
@@ -401,7 +314,7 @@ class _TracedStreamManager(_Forward):
         self._kwargs = kwargs
         self._builder: TraceBuilder | None = None
 
-    async def __aenter__(self) -> _TracedEvents:
+    async def __aenter__(self) -> Any:
         # the request goes out here, so here is where it waits for a dispatcher slot
         self._builder = await self._traced.begin_routed({**self._kwargs, "stream": True})
         try:
@@ -411,7 +324,10 @@ class _TracedStreamManager(_Forward):
             self._builder.finish(error=exc)
             raise
         self._builder.mark_headers(200)
-        return _TracedEvents(stream, self._builder, self._traced._settings.on_incomplete)
+        return self._events(stream, self._builder, self._traced._settings.on_incomplete)
+
+    def _events(self, stream: Any, builder: TraceBuilder, on_incomplete: OnIncomplete) -> Any:
+        return _TracedEvents(stream, builder, on_incomplete)
 
     async def __aexit__(self, *exc: Any) -> Any:
         ev = exc[1] if len(exc) > 1 else None

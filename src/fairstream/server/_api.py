@@ -23,7 +23,8 @@ from ._driver import Driver
 from ._faults import FaultPlan, FaultyExchange, parse_faults
 from ._http import Exchange, Request
 from ._lengths import Answer, JsonAnswer, TokenText
-from ._request import ApiError, Parsed, parse
+from ._request import ApiError, Kind, Parsed, parse
+from ._responses import ResponseEvents, ResponsesStreamSink, ResponsesWholeSink
 from ._types import QueueFull, SeqRequest
 from ._wire import DONE, ChunkFormat
 
@@ -32,6 +33,13 @@ __all__ = ["OpenAIApp"]
 _JSON = [("content-type", "application/json")]
 _SSE = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
 
+
+_PREFIX = {"chat": "chatcmpl-", "text": "cmpl-", "responses": "resp_"}
+# the Responses API's in-band error event (where chat streams get an ``error`` data line)
+RESPONSES_ERROR = (
+    b'event: error\ndata: {"type":"error","code":"server_error","message":"injected fault",'
+    b'"param":null,"sequence_number":0}\n\n'
+)
 
 # ``AsyncAzureOpenAI`` posts to ``{endpoint}/openai/deployments/{name}/chat/completions`` (or,
 # given a ``base_url``, ``{base_url}/deployments/{name}/...``)
@@ -78,12 +86,14 @@ class OpenAIApp:
                 self._check_key(req)
                 ex.respond(200, _JSON, self._models())
             return
-        kind: Literal["chat", "text"]
+        kind: Kind
         route = _AZURE.sub("/v1/", path)  # Azure's deployment routes: the model is the body's
         if route == "/v1/chat/completions":
             kind = "chat"
         elif route == "/v1/completions":
             kind = "text"
+        elif route == "/v1/responses":
+            kind = "responses"
         else:
             raise ApiError(404, f"no route for {path}", "not_found_error", code="not_found")
         if req.method != "POST":
@@ -101,12 +111,10 @@ class OpenAIApp:
             raise ApiError(401, "Incorrect API key provided", code="invalid_api_key")
 
     # -- generation ---------------------------------------------------------------------
-    def _generate(
-        self, kind: Literal["chat", "text"], p: Parsed, ex: Exchange, delayed: bool = False
-    ) -> None:
+    def _generate(self, kind: Kind, p: Parsed, ex: Exchange, delayed: bool = False) -> None:
         cfg = self.config
         n = next(self._ids)
-        rid = f"{'chatcmpl' if kind == 'chat' else 'cmpl'}-{self._tag}{n:x}"
+        rid = f"{_PREFIX[kind]}{self._tag}{n:x}"
         fault = None if delayed else self.faults.pick(n)
         if fault is not None:
             if fault.kind in ("status_429", "status_503"):
@@ -124,7 +132,8 @@ class OpenAIApp:
                 asyncio.get_running_loop().call_later(fault.seconds, later)
                 return
             if p.stream:  # a mid-stream fault
-                ex = FaultyExchange(ex, fault, lambda: self.driver.cancel(rid))  # type: ignore[assignment]
+                error = RESPONSES_ERROR if kind == "responses" else None
+                ex = FaultyExchange(ex, fault, lambda: self.driver.cancel(rid), error)  # type: ignore[assignment]
         limit = min(p.max_tokens or cfg.max_tokens_cap, cfg.max_tokens_cap)
         key = f"{p.seed}:{p.prompt}" if p.seed is not None else str(n)
         answer: Answer = (
@@ -136,9 +145,19 @@ class OpenAIApp:
         out = limit if p.ignore_eos and cfg.honor_ignore_eos else min(limit, natural)
         reason: Literal["stop", "length"] = "length" if out >= limit else "stop"
         seq = SeqRequest(rid, p.prompt_tokens, out, reason)
-        fmt = ChunkFormat(kind, rid, self.created, cfg.model)
-        sink: _StreamSink | _WholeSink
-        if p.stream:
+        sink: _StreamSink | _WholeSink | ResponsesStreamSink | ResponsesWholeSink
+        if kind == "responses":
+            emissions = None
+            if p.stream and self.emissions is not None:
+                emissions = self.emissions[rid] = []
+            events = ResponseEvents(rid, self.created, cfg.model, p)
+            sink = (
+                ResponsesStreamSink(ex, events, answer, cfg.tokens_per_chunk, p, emissions)
+                if p.stream
+                else ResponsesWholeSink(ex, rid, self.created, cfg.model, answer, p)
+            )
+        elif p.stream:
+            fmt = ChunkFormat(kind, rid, self.created, cfg.model)
             emissions = None
             if self.emissions is not None:
                 emissions = self.emissions[rid] = []
@@ -170,7 +189,7 @@ class OpenAIApp:
         if p.stream:
             ex.start(200, _SSE)
 
-    def _later(self, kind: Literal["chat", "text"], p: Parsed, ex: Exchange) -> None:
+    def _later(self, kind: Kind, p: Parsed, ex: Exchange) -> None:
         """A request whose answer was held back by ``slow_headers``."""
         if ex.closed:
             return

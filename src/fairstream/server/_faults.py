@@ -99,8 +99,15 @@ class FaultPlan:
 class FaultyExchange:
     """An :class:`Exchange` that commits a mid-stream fault after ``fault.after`` writes."""
 
-    def __init__(self, ex: Exchange, fault: Fault, cancel: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        ex: Exchange,
+        fault: Fault,
+        cancel: Callable[[], None],
+        error: bytes | None = None,  # the in-band error event (default: a chat error + [DONE])
+    ) -> None:
         self._ex, self._fault, self._cancel = ex, fault, cancel
+        self._error = error
         self._writes = 0
         self._held: list[bytes] | None = None  # stall: writes waiting to go out
         self._end_held = False
@@ -153,8 +160,11 @@ class FaultyExchange:
             elif kind == "inband_error":
                 self._dead = True
                 self._cancel()
-                self._ex.write(b"data: " + error_json("injected fault", "server_error") + b"\n\n")
-                self._ex.write(DONE)
+                if self._error is not None:
+                    self._ex.write(self._error)
+                else:
+                    self._ex.write(b"data: " + error_json("injected fault", "server_error"))
+                    self._ex.write(b"\n\n" + DONE)
                 self._ex.end()
                 return
         if kind == "cut_close":

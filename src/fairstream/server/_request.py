@@ -30,9 +30,12 @@ class ApiError(Exception):
         self.headers = headers or []
 
 
+Kind = Literal["chat", "text", "responses"]
+
+
 @dataclass(frozen=True, slots=True)
 class Parsed:
-    kind: Literal["chat", "text"]
+    kind: Kind
     prompt: str
     prompt_tokens: int
     max_tokens: int | None
@@ -44,7 +47,7 @@ class Parsed:
     response_format: dict[str, Any] | None
 
 
-def parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> Parsed:
+def parse(kind: Kind, raw: bytes, cfg: ServerConfig) -> Parsed:
     """Validate a request body the way OpenAI and vLLM do; raise ``ApiError`` otherwise."""
     try:
         body = json.loads(raw)
@@ -65,10 +68,15 @@ def parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> Parse
         )
     if kind == "chat":
         prompt, extra = _chat_prompt(body.get("messages"))
+    elif kind == "responses":
+        prompt, extra = _responses_prompt(body.get("input"), body.get("instructions"))
     else:
         prompt, extra = _text_prompt(body.get("prompt"))
     prompt_tokens = count_prompt_tokens(prompt, extra)
-    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+    if kind == "responses":
+        max_tokens = body.get("max_output_tokens")
+    else:
+        max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     if max_tokens is not None:
         if not isinstance(max_tokens, int) or isinstance(max_tokens, bool):
             raise ApiError(400, "'max_tokens' must be an integer", param="max_tokens")
@@ -93,7 +101,7 @@ def parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> Parse
     opts = body.get("stream_options")
     if opts is not None and not isinstance(opts, dict):
         raise ApiError(400, "'stream_options' must be an object", param="stream_options")
-    include_usage = bool(opts and opts.get("include_usage"))
+    include_usage = kind == "responses" or bool(opts and opts.get("include_usage"))
     continuous_usage = bool(opts and opts.get("continuous_usage_stats"))
     seed = body.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
@@ -108,8 +116,42 @@ def parse(kind: Literal["chat", "text"], raw: bytes, cfg: ServerConfig) -> Parse
         continuous_usage,
         _flag(body, "ignore_eos"),
         seed,
-        _response_format(body.get("response_format")),
+        _response_format(
+            _text_format(body.get("text")) if kind == "responses" else body.get("response_format")
+        ),
     )
+
+
+def _text_format(text: Any) -> dict[str, Any] | None:
+    """The Responses API's ``text.format`` in ``response_format``'s shape."""
+    fmt = text.get("format") if isinstance(text, dict) else None
+    if not isinstance(fmt, dict) or fmt.get("type") != "json_schema":
+        return fmt if isinstance(fmt, dict) else None
+    return {"type": "json_schema", "json_schema": {k: v for k, v in fmt.items() if k != "type"}}
+
+
+def _responses_prompt(items: Any, instructions: Any) -> tuple[str, int]:
+    """``input``: a string, or a list of messages (``content`` a string or typed parts)."""
+    head = [instructions] if isinstance(instructions, str) else []
+    if isinstance(items, str):
+        return "\n".join([*head, items]), 0
+    if not isinstance(items, list) or not items:
+        raise ApiError(400, "'input' must be a string or a non-empty list", param="input")
+    messages = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ApiError(400, f"input[{i}] must be an object", param="input")
+        content = item.get("content")
+        if isinstance(content, list):  # input_text / output_text parts
+            content = [
+                {"type": "text", "text": part.get("text", "")}
+                if isinstance(part, dict) and str(part.get("type", "")).endswith("_text")
+                else part
+                for part in content
+            ]
+        messages.append({"role": item.get("role", "user"), "content": content})
+    prompt, extra = _chat_prompt(messages)
+    return "\n".join([*head, prompt]), extra
 
 
 def _response_format(value: Any) -> dict[str, Any] | None:
