@@ -38,13 +38,19 @@ def _key(ticket: str) -> str:
 
 
 async def _line(c: SharedSlots, turns: list[str]) -> list[str]:
-    """The model of the line: keys with tickets take turns (in the order of ``turns``), each
-    key's tickets in score order; a key with none left waits at the end when it comes back."""
+    """The model of the line: keys take turns (in the order of ``turns``: a key is there while
+    it has tickets waiting, and comes back last), each key's tickets in score order."""
     tickets = [x.decode() for x in await c._redis.zrange(c.keys["tickets"], 0, -1)]
-    for key in [k for k in turns if not any(_key(t) == k for t in tickets)]:
-        turns.remove(key)
+    assert set(turns) == {_key(t) for t in tickets}, (turns, tickets)
     per = [[t for t in tickets if _key(t) == k] for k in turns]
     return [q[r] for r in range(max(map(len, per), default=0)) for q in per if r < len(q)]
+
+
+def _served(turns: list[str], queued: list[list[tuple[str, str, int]]], key: str) -> None:
+    """A ticket of ``key`` left the line: its key goes last, or out while it has none."""
+    turns.remove(key)
+    if any(_key(t) == key for q in queued for t, _, _ in q):
+        turns.append(key)
 
 
 async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> None:
@@ -81,10 +87,9 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
                 free = lim - (used - granted)  # ``used`` counts the lease just granted
                 assert granted == (not blocked and rank < free), (rank, n, waiting)
                 if granted:
-                    turns.remove(_key(ticket))
-                    turns.append(_key(ticket))  # its key's next turn is the last
                     assert banded == band
                     queued[i].pop(0)
+                    _served(turns, queued, _key(ticket))
                     c.waiting.discard(ticket)
                     c.held.add(lease)
                     if band:
@@ -101,6 +106,10 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
             elif op == "cancel" and queued[i]:
                 ticket, lease, _ = queued[i].pop()
                 await c._call("release", [ticket, lease])
+                if _key(ticket) in turns and not any(
+                    _key(t) == _key(ticket) for q in queued for t, _, _ in q
+                ):
+                    turns.remove(_key(ticket))  # its last ticket left: out of the round
                 c.waiting.discard(ticket)
             elif op == "renew":
                 assert await c.renew() == []
