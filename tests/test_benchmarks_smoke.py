@@ -77,3 +77,11 @@ def test_server_matrix_smoke() -> None:
     assert float(table[0][1]) == 1.0  # makespan over naive's: naive's own is 1
     assert any(ln.startswith("  auto vs the better of naive and sorted:") for ln in lines)
     assert any("auto cells miss a target" in ln for ln in lines)
+
+
+def test_replay_check_smoke() -> None:
+    """One static server, one run of 8 requests: a row with the fit and both ratio pairs."""
+    lines = run_benchmark("replay_check.py", "--runs", "1", "--requests", "8", "--servers", "1")
+    [row] = [ln for ln in lines if ln.startswith("static B8")]
+    fit, *ratios = row.split()[-5:]
+    assert fit.endswith("%") and all(float(r) > 0 for r in ratios)

@@ -23,12 +23,12 @@ LAYERS: list[tuple[str, int]] = [
     (r"fairstream\._instrument(\..*)?$", 1),
     (r"fairstream\._detect(\..*)?$", 2),
     (r"fairstream\._dispatch(\..*)?$", 3),
-    (r"fairstream\.(sim|_deprecated)$", 4),
+    (r"fairstream\.(sim|_deprecated|_replay(\..*)?)$", 4),
     (r"fairstream\.(_cli(\..*)?|__main__)$", 5),
     (r"fairstream$", 6),  # the package's __init__: re-exports (server and sim lazily)
 ]
 SERVER = re.compile(r"fairstream\.server(\..*)?$")
-MAY_IMPORT_SERVER = re.compile(r"fairstream(\.sim|\._cli(\..*)?)?$")
+MAY_IMPORT_SERVER = re.compile(r"fairstream(\.sim|\._cli(\..*)?|\._replay(\..*)?)?$")
 
 
 def layer(module: str) -> int:
@@ -114,7 +114,7 @@ def test_imports_point_down_the_layers_only() -> None:
                     upward.append(f"{mod} -> {t} (the server imports itself and the errors)")
             elif SERVER.match(t):
                 if not MAY_IMPORT_SERVER.match(mod):
-                    upward.append(f"{mod} -> {t} (only the CLI and the simulator use the server)")
+                    upward.append(f"{mod} -> {t} (only the CLI, the simulator and the replay use the server)")
             elif layer(t) > layer(mod):
                 upward.append(f"{mod} (layer {layer(mod)}) -> {t} (layer {layer(t)})")
     assert not upward, "\n".join(sorted(upward))

@@ -1,4 +1,5 @@
-"""The ``fairstream`` command line: ``demo``, ``serve``, ``analyze``, ``probe``, ``bench``.
+"""The ``fairstream`` command line: ``demo``, ``serve``, ``analyze``, ``probe``, ``replay``,
+``bench``.
 
 Each command lives in its own module; none of them is imported by ``import fairstream``.
 """
@@ -12,6 +13,7 @@ import click
 from ._bench._command import bench_cmd
 from ._demo import demo_cmd
 from ._detect import analyze_cmd, probe_cmd
+from ._replay import replay_cmd
 from ._serve import serve_cmd
 
 __all__ = ["cli", "main"]
@@ -23,7 +25,7 @@ def cli() -> None:
     """fairstream: see how your LLM server batches, and stream fairly through it."""
 
 
-for _command in (serve_cmd, analyze_cmd, probe_cmd, demo_cmd, bench_cmd):
+for _command in (serve_cmd, analyze_cmd, probe_cmd, replay_cmd, demo_cmd, bench_cmd):
     cli.add_command(_command)
 
 

@@ -5,7 +5,7 @@ from ._logparse import TraceFile, parse_summaries, read_traces
 from ._probe import probe
 from ._render import print_report
 from ._report import REPORT_SCHEMA, BatchingReport, Evidence, Recommendation, RequestFinding
-from ._timeline import ascii_timeline, plot_timeline
+from ._timeline import ascii_timeline, plot_timeline, plot_timelines
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -18,6 +18,7 @@ __all__ = [
     "ascii_timeline",
     "parse_summaries",
     "plot_timeline",
+    "plot_timelines",
     "print_report",
     "probe",
     "read_traces",

@@ -64,6 +64,12 @@ def plot_timeline(
     title: str | None = None,
 ) -> Path:
     """Write the timeline as a PNG at ``path`` (needs matplotlib: extra ``plot``)."""
+    heading = title or (report.summary if report is not None else "request timeline")
+    return plot_timelines([(heading, traces)], path)
+
+
+def plot_timelines(panels: Sequence[tuple[str, Sequence[StreamTrace]]], path: str | Path) -> Path:
+    """Several timelines (a title and its traces each) stacked on one time axis, in one PNG."""
     try:
         import matplotlib
 
@@ -72,38 +78,46 @@ def plot_timeline(
         from matplotlib.patches import Patch
     except ImportError:
         require("matplotlib", "plot")
-    reqs = _rows(traces)
-    if not reqs:
+    rows = [(title, _rows(traces)) for title, traces in panels]
+    if not any(reqs for _, reqs in rows):
         raise ValueError("no finished requests to draw")
-    t0 = min(r.sent for r in reqs)
-    fig, ax = plt.subplots(figsize=(10, max(3.0, 0.22 * len(reqs) + 2.0)))
+    t0 = min(r.sent for _, reqs in rows for r in reqs)
+    heights = [max(3.0, 0.22 * len(reqs) + 2.0) for _, reqs in rows]
+    fig, axes = plt.subplots(
+        len(rows), 1, figsize=(10, sum(heights)), sharex=True, squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )  # fmt: skip
     colors = {"waiting": "#d0d0d0", "generating": "#3b75af", "held": "#e07b39"}
-    for y, r in enumerate(reqs):
-        ax.broken_barh([(r.sent - t0, r.first - r.sent)], (y - 0.4, 0.8), color=colors["waiting"])
-        ax.broken_barh(
-            [(r.first - t0, max(r.own_end - r.first, 1e-9))],
-            (y - 0.4, 0.8),
-            color=colors["generating"],
-        )
-        if r.end > r.own_end:
+    for (title, reqs), ax in zip(rows, axes[:, 0], strict=True):
+        for y, r in enumerate(reqs):
             ax.broken_barh(
-                [(r.own_end - t0, r.end - r.own_end)], (y - 0.4, 0.8), color=colors["held"]
+                [(r.sent - t0, r.first - r.sent)], (y - 0.4, 0.8), color=colors["waiting"]
             )
-        ax.plot([r.first - t0], [y], marker="|", color="black", markersize=8)
-    ax.set_yticks(range(len(reqs)))
-    ax.set_yticklabels([r.rid for r in reqs], fontsize=7 if len(reqs) > 30 else 9)
-    ax.invert_yaxis()
-    ax.set_xlabel("seconds since the first request was sent")
-    ax.set_ylabel("request")
-    ax.grid(axis="x", alpha=0.3)
+            ax.broken_barh(
+                [(r.first - t0, max(r.own_end - r.first, 1e-9))],
+                (y - 0.4, 0.8),
+                color=colors["generating"],
+            )
+            if r.end > r.own_end:
+                ax.broken_barh(
+                    [(r.own_end - t0, r.end - r.own_end)], (y - 0.4, 0.8), color=colors["held"]
+                )
+            ax.plot([r.first - t0], [y], marker="|", color="black", markersize=8)
+        ax.set_yticks(range(len(reqs)))
+        ax.set_yticklabels([r.rid for r in reqs], fontsize=7 if len(reqs) > 30 else 9)
+        ax.invert_yaxis()
+        ax.set_ylabel("request")
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_title(_wrap(title), fontsize=10)
+    last = axes[-1, 0]
+    last.set_xlabel("seconds since the first request was sent")
     handles = [
         Patch(color=colors["waiting"], label="waiting for first token"),
         Patch(color=colors["generating"], label="generating"),
         Patch(color=colors["held"], label="held open after content ended"),
     ]
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, fontsize=8)
-    heading = title or (report.summary if report is not None else "request timeline")
-    ax.set_title(_wrap(heading), fontsize=10)
+    last.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16 * 3 / heights[-1]),
+                ncol=3, fontsize=8)  # fmt: skip
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=120)
