@@ -114,7 +114,9 @@ def test_imports_point_down_the_layers_only() -> None:
                     upward.append(f"{mod} -> {t} (the server imports itself and the errors)")
             elif SERVER.match(t):
                 if not MAY_IMPORT_SERVER.match(mod):
-                    upward.append(f"{mod} -> {t} (only the CLI, the simulator and the replay use the server)")
+                    upward.append(
+                        f"{mod} -> {t} (only the CLI, the simulator and the replay use the server)"
+                    )
             elif layer(t) > layer(mod):
                 upward.append(f"{mod} (layer {layer(mod)}) -> {t} (layer {layer(t)})")
     assert not upward, "\n".join(sorted(upward))

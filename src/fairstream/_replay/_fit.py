@@ -42,10 +42,11 @@ class Observed:
     output_tokens: int
     expected_tokens: float
     label: str | None
+    arrival: float = 0.0  # when it reaches the replayed server (see ``_bursts``)
 
     def as_sent(self) -> SimRequest:
         return SimRequest(
-            self.sent,
+            self.arrival,
             self.prompt_tokens,
             self.output_tokens,
             rid=self.rid,
@@ -108,9 +109,8 @@ def observed_requests(traces: list[StreamTrace]) -> list[Observed]:
     out = []
     for t in usable:
         sent, end = t.sent or 0.0, t.end or 0.0
-        n = t.usage.completion_tokens or len(t.content_chunk_times)
-        if n <= 0:
-            continue
+        # no token counts at all (the seed's table): every answer taken as the same length
+        n = t.usage.completion_tokens or len(t.content_chunk_times) or UNKNOWN_LENGTH
         first = t.first_content if t.first_content is not None else t.first_chunk
         expected = float(t.max_tokens) if t.max_tokens else float(n)
         out.append(
@@ -129,20 +129,34 @@ def observed_requests(traces: list[StreamTrace]) -> list[Observed]:
     return _bursts(sorted(out, key=lambda r: r.submitted))
 
 
+UNKNOWN_LENGTH = 16  # tokens, for a request whose file gives no count
 BURST = 0.010  # submissions this close together were one burst (an app's gather)
 
 
 def _bursts(requests: list[Observed]) -> list[Observed]:
-    """Submission times as the dispatcher would have seen them: requests submitted within
-    :data:`BURST` of a burst's first came together (an app's ``gather``: what spreads their
-    recorded times is the client sending them one by one), so the replayed dispatcher may
-    order the whole burst, as a real one does."""
-    out, start = [], -math.inf
+    """Requests submitted within :data:`BURST` of a burst's first came together (an app's
+    ``gather``: what spreads their recorded times is the client sending them one by one).
+
+    Through a policy, the replayed dispatcher may order the whole burst, as a real one does.
+    As sent, the burst reaches the replayed server in the order the real server took it up
+    (by first token, else end): over HTTP concurrent connections arrive in any order, and a
+    server queues by arrival, not by when the client began to send."""
+    out, group = [], list[Observed]()
+
+    def close() -> None:
+        start = group[0].submitted
+        taken = sorted(group, key=lambda r: r.sent + (r.ttft if r.ttft is not None else r.e2e))
+        for i, r in enumerate(taken):
+            out.append(replace(r, submitted=start, arrival=group[0].sent + i * 1e-6))
+
     for r in requests:
-        if r.submitted - start > BURST:
-            start = r.submitted
-        out.append(replace(r, submitted=start))
-    return out
+        if group and r.submitted - group[0].submitted > BURST:
+            close()
+            group = []
+        group.append(r)
+    if group:
+        close()
+    return sorted(out, key=lambda r: (r.submitted, r.arrival))
 
 
 def _submitted(t: StreamTrace) -> float:
@@ -184,6 +198,11 @@ def fit_server(traces: list[StreamTrace], resolution: float = 0.0) -> Fit:
             "summary lines carry no chunk times: the step and prefill costs are fitted from"
             " first-token and end times alone"
         )
+    if any(not (t.usage.completion_tokens or t.content_chunk_times) for t in traces):
+        fit.notes.append(
+            "some requests have no token counts: each is taken as"
+            f" {UNKNOWN_LENGTH} tokens, so lengths cannot be told apart"
+        )
     if best == "static" and not report.batch_size_exact:
         fit.notes.append(f"batch size {config.batch_size} is a lower bound (no full batch seen)")
     if fit.ttft_error is not None and fit.ttft_error > 0.25:
@@ -214,13 +233,16 @@ def _fit_kind(
 ) -> tuple[ServerConfig, float]:
     """The best cost model for ``kind`` on a grid, and its score."""
     step0, pre0 = _first_guess(requests)
-    if report.step_ms:  # the detector's step allows for streams held open (batch_end)
-        step0 = report.step_ms
     # the most that ran at once (from chunk times), else the most in flight (summary lines)
     peak = max(1, most_running(traces) or _most_in_flight(requests))
     batch = report.batch_size or peak
     # coordinate descent over (step, per-sequence, prefill, static batch wait) ms on 1-D
     # grids: a few dozen replays per kind, not the product of them
+    # where to start: the detector's step (it allows for streams held open) or the traces'
+    # time per token, whichever replays better on its own
+    starts = [x for x in (report.step_ms, step0) if x]
+    step0 = min(starts, key=lambda a: _score(_config(kind, [a, 0, 0, 0], batch, peak, report),
+                                             requests))  # fmt: skip
     point = [step0, 0.0, 0.0, 0.0]
     grids = [
         [step0 * f for f in (0.3, 0.45, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)],
