@@ -233,6 +233,26 @@ async def test_keys_take_turns_across_dispatchers(redis_server: RedisServer) -> 
         await probe.aclose()
 
 
+async def test_a_lone_request_on_a_quiet_pool_skips_the_gathering_window(
+    redis_server: RedisServer,
+) -> None:
+    """A 1 s gathering window: a ticket alone in line on a pool that granted nothing for a
+    window goes at once; one that comes right after a grant (maybe a burst) waits it out."""
+    slots = SharedSlots(redis_server.url, "q", limit=4, ttl=5, gather=1.0)
+    await slots.open()
+    try:
+        t0 = time.perf_counter()
+        first = await slots.acquire(16)
+        alone = time.perf_counter() - t0
+        second = await slots.acquire(16)
+        after_grant = time.perf_counter() - t0 - alone
+        assert alone < 0.25 * 1.0 < 0.9 * 1.0 < after_grant, (alone, after_grant)
+        for lease in (first, second):
+            await slots.release(lease)
+    finally:
+        await slots.aclose()
+
+
 async def test_a_lease_that_expired_is_reported_lost_not_regranted(
     redis_server: RedisServer,
 ) -> None:

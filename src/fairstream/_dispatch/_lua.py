@@ -135,17 +135,19 @@ return score
 """
 )
 
-# KEYS: leases, limit, tickets, waiters, pause, band, bandmode, turns, seq
+# KEYS: leases, limit, tickets, waiters, pause, band, bandmode, turns, seq, granted
 # ARGV: ticket, lease, ttl_ms, default_limit, ready_ms, expected tokens (-1: unknown), due_ms
 # -> {granted (1, 0; -1: the ticket is gone), leases held, limit, ms the pool stays paused,
 #     1 if the lease joined the band (its holder says when its request starts)}.
 # A ticket is not granted before ``ready_ms`` (its enqueue time plus a short gathering window),
 # so requests that several processes send at once are in line, and ordered, before the first
-# is granted; nor while a 429/503 somewhere in the pool holds it (``pause``); nor, in band
-# mode, while its length and the longest of those waiting for the next batch differ over 2x
-# (and 16 tokens), unless it is due (it waited ``max_reorder_wait``). Nor does a ticket
-# overtake one ahead of it still in its own gathering window (its id ends with ``#h`` and its
-# handicap, so its ready time is its score minus that plus the same window).
+# is granted (unless it is alone in line on a pool that granted nothing for a whole window:
+# that is no burst, and it goes at once); nor while a 429/503 somewhere in the pool holds it
+# (``pause``); nor, in band mode, while its length and the longest of those waiting for the
+# next batch differ over 2x (and 16 tokens), unless it is due (it waited
+# ``max_reorder_wait``). Nor does a ticket overtake one ahead of it still in its own gathering
+# window (its id ends with ``#h`` and its handicap, so its ready time is its score minus that
+# plus the same window).
 ACQUIRE = (
     _PRELUDE
     + _LINE
@@ -162,9 +164,14 @@ end
 local paused = math.max(0, tonumber(redis.call('GET', KEYS[5]) or 0) - now)
 local ahead = line(KEYS[3], KEYS[8], limit - used, ARGV[1])  -- up to and including ours
 local rank = #ahead - 1
-local wait = rank < 0 or ahead[#ahead][1] ~= ARGV[1] or now < tonumber(ARGV[5]) or paused > 0
+local gather = tonumber(ARGV[5]) - tonumber(score) + handicap(ARGV[1])
+-- the gathering window orders a burst before its first grant; a ticket alone in line on a
+-- pool that granted nothing for a whole window is no burst: it goes at once
+local quiet = rank == 0 and redis.call('ZCARD', KEYS[3]) == 1
+  and now - tonumber(redis.call('GET', KEYS[10]) or 0) > gather
+local early = now < tonumber(ARGV[5]) and not quiet
+local wait = rank < 0 or ahead[#ahead][1] ~= ARGV[1] or early or paused > 0
 if not wait and rank > 0 then  -- nobody overtakes a ticket ahead still in its gathering window
-  local gather = tonumber(ARGV[5]) - tonumber(score) + handicap(ARGV[1])
   for i = 1, rank do
     if ahead[i][2] - handicap(ahead[i][1]) + gather > now then
       wait = true
@@ -195,6 +202,7 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 local key = string.match(ARGV[1], '#k([^#]*)#h') or ''
 redis.call('ZADD', KEYS[8], redis.call('INCR', KEYS[9]), key)  -- its key's next turn: last
+redis.call('SET', KEYS[10], now)  -- the last grant
 if banded then
   redis.call('HSET', KEYS[6], ARGV[2], n)
 end
@@ -289,5 +297,5 @@ def keys(pool: str) -> dict[str, str]:
     """The pool's key names, all under one hash tag."""
     base = f"fairstream:{{{pool}}}:"
     names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released", "procs", "epoch",
-             "leader", "samples", "pause", "band", "bandmode", "turns")  # fmt: skip
+             "leader", "samples", "pause", "band", "bandmode", "turns", "granted")  # fmt: skip
     return {name: base + name for name in names}

@@ -334,7 +334,7 @@ class SharedSlots:
             "enqueue": [k["seq"], k["turns"]],
             "release": [k["released"], k["band"], k["turns"]],
             "renew": [k["lost"], k["procs"], k["epoch"]],
-            "acquire": [k["pause"], k["band"], k["bandmode"], k["turns"], k["seq"]],
+            "acquire": [k["pause"], k["band"], k["bandmode"], k["turns"], k["seq"], k["granted"]],
         }.get(name, [])
         with self._guarded():
             result = await self._scripts[name](keys=names, args=args)
