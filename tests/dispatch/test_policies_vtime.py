@@ -280,3 +280,19 @@ def test_auto_leaves_nothing_waiting_inside_a_continuous_server() -> None:
         assert auto.makespan <= 1.05 * fixed.makespan
         ratios.append(goodput(auto) / goodput(fixed))
     assert statistics.median(ratios) >= 0.5, ratios
+
+
+def test_slow_start_doubles_once_the_server_is_known_continuous() -> None:
+    """A burst of 64 on a 64-slot continuous server: the ramp reaches every request sooner
+    when it doubles after the first refills than when it adds 8 a round (a pool's leader);
+    a static server never sees the doubling (its kind is not continuous)."""
+    wide = ServerConfig(mode="continuous", max_num_seqs=64)
+    burst = [SimRequest(0.0, output_tokens=64, expected_tokens=64) for _ in range(64)]
+
+    def last_sent(policy: Auto, cfg: ServerConfig) -> float:
+        run = simulate(cfg.build_engine(), burst, policy=policy)
+        return max(r.sent or 0.0 for r in run.results)
+
+    doubled, ramped = last_sent(Auto(), wide), last_sent(Auto(ramp_doubles=False), wide)
+    assert doubled < 0.8 * ramped, (doubled, ramped)
+    assert last_sent(Auto(), STATIC) == last_sent(Auto(ramp_doubles=False), STATIC)

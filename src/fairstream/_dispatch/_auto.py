@@ -15,7 +15,8 @@ small as the server's kind allows:
   is unknown: a static server's next batch would mix lengths); two more once the server is
   known to be continuous (a doubling: over real HTTP the ramp's rounds cost a continuous
   server's long requests 2-4 rounds of first tokens; what a doubling overshoots waits in a
-  server that refills, costing slots, not batches); it ends at the first request that
+  server that refills, costing slots, not batches; a pool's leader, whose samples come late,
+  keeps the ramp: ``ramp_doubles=False``); it ends at the first request that
   waits for a slot: its first token came more than 3 steps after the quickest one, or it has
   waited 4 steps past that without one while no start grew the batch (so the overshoot is
   what was sent in the last few steps, not a whole round);
@@ -98,10 +99,12 @@ class Auto(Policy):
         prior: Iterable[StreamTrace] = (),
         just_in_time: bool = True,
         explore_every: int = 4,
+        ramp_doubles: bool = True,
     ) -> None:
         super().__init__()
         self.start, self.order, self.max_limit = start, order, max_limit
         self.just_in_time = just_in_time
+        self.ramp_doubles = ramp_doubles  # slow start doubles once the server is continuous
         self._batches = Batches(explore_every)
         self.check_every, self.confidence = check_every, confidence
         self.kind: Kind = "unknown"
@@ -303,7 +306,7 @@ class Auto(Policy):
         elif self.slow_start and grew:
             # a slot nobody freed: one more may wait; two once the server has refilled (it is
             # continuous, so what waits costs slots, never a batch's mix): a doubling per round
-            self._offer += 2 if self.kind == "continuous" else 1
+            self._offer += 2 if self.kind == "continuous" and self.ramp_doubles else 1
         elif grew:
             self._probe = 1  # a slot more was there: keep probing
         self._end_slow_start_if_overdue(now)

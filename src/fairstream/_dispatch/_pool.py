@@ -112,9 +112,11 @@ class SharedPool:
 
 def _pooled(policy: Policy) -> Policy:
     """The leader's policy: its samples come 250 ms late, so a static server's next batch waits
-    at the server (pipelined) rather than going when the last one ends (a late gap each time)."""
+    at the server (pipelined) rather than going when the last one ends (a late gap each time),
+    and slow start ramps, never doubles (a late doubling overshoots by a round of starts)."""
     if isinstance(policy, Auto):
         policy.just_in_time = False
+        policy.ramp_doubles = False
     return policy
 
 
