@@ -11,7 +11,7 @@ from openai import AsyncOpenAI
 import fairstream
 from fairstream import Recorder, StreamClient
 
-IDLE = 0.5  # the client's idle timeout between chunks in these tests (seconds)
+IDLE = 0.3  # the client's idle timeout between chunks in these tests (seconds)
 FAMILIES = ("httpx", "openai", "langchain", "responses")
 MODEL = "fairstream-ref"
 MSG = [{"role": "user", "content": "hi"}]

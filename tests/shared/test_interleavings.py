@@ -126,7 +126,7 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(ops=OPS, limit=st.integers(1, 3), band=st.booleans())
 @example(  # a 200-token request waits while a 4-token one waits for the batch; then goes
