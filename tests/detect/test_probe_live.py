@@ -8,10 +8,15 @@ from fairstream import Recorder, ReferenceServer, probe
 
 from ._modes import MODES, answer, config, decode_step_range
 
+# each mode on both presets and both chunkings, in three of the four pairings (suite time)
+CASES = [
+    (mode, preset, tpc)
+    for mode in MODES
+    for preset, tpc in (("default-7b", 1), ("default-7b", 3), ("ascend-7b", 3))
+]
 
-@pytest.mark.parametrize("tpc", [1, 3])
-@pytest.mark.parametrize("preset", ["default-7b", "ascend-7b"])
-@pytest.mark.parametrize("mode", list(MODES))
+
+@pytest.mark.parametrize(("mode", "preset", "tpc"), CASES)
 async def test_probe_tells_the_mode(mode: str, preset: str, tpc: int) -> None:
     cfg = config(mode, preset, tpc)
     recorder = Recorder()
