@@ -1,12 +1,13 @@
-"""The Responses API (``POST /v1/responses``), streamed and whole, as vLLM serves it.
+"""The Responses API (``POST /v1/responses``), streamed and whole, after OpenAI's spec.
 
 A streamed response is typed SSE events (``event: <type>`` then ``data: {"type": <type>,
 "sequence_number": n, ...}``): ``response.created``, ``response.in_progress``, the message's
 ``response.output_item.added`` and ``response.content_part.added``, one
 ``response.output_text.delta`` per chunk of tokens (the hot path: templated bytes), then the
 ``.done`` events and ``response.completed``, which carries the usage and the status
-(``incomplete`` when ``max_output_tokens`` cut the answer: vLLM ends that way too, where
-OpenAI sends ``response.incomplete``). No ``[DONE]`` line ends it: ``response.completed`` does.
+(``incomplete`` when ``max_output_tokens`` cut the answer; OpenAI itself sends
+``response.incomplete`` then, but the SDK's ``get_final_response`` wants
+``response.completed``, so that is what this server sends). No ``[DONE]`` line ends it.
 """
 
 from __future__ import annotations
