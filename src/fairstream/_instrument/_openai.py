@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
@@ -75,6 +75,10 @@ class TracedCompletions(_Forward):
 
     max_keys: tuple[str, ...] = ("max_completion_tokens", "max_tokens")  # the length asked
     asks_usage = True  # streams ask for the usage chunk (``stream_options``)
+    # what a stream, an ``async with`` stream and a whole answer become (set at the end of the
+    # module, below their definitions; the Responses API's resource sets its own)
+    stream_class: ClassVar[type[InstrumentedStream]]
+    manager_class: ClassVar[type[_TracedStreamManager]]
 
     def __init__(self, completions: Any, settings: Settings) -> None:
         self._inner = completions
@@ -118,16 +122,20 @@ class TracedCompletions(_Forward):
         builder = await self.begin_routed(kwargs)
         result = await _call(builder, self._inner.create, kwargs)
         if kwargs.get("stream"):
-            return InstrumentedStream(result, builder, self._settings.on_incomplete)
-        return _whole(builder, result)
+            return self.stream_class(result, builder, self._settings.on_incomplete)
+        return self.whole(builder, result)
 
     async def parse(self, **kwargs: Any) -> Any:
         builder = await self.begin_routed(kwargs)
-        return _whole(builder, await _call(builder, self._inner.parse, kwargs))
+        return self.whole(builder, await _call(builder, self._inner.parse, kwargs))
+
+    def whole(self, builder: TraceBuilder, result: Any) -> Any:
+        """A call answered whole (not streamed) into its trace, then finished."""
+        return _whole(builder, result)
 
     def stream(self, **kwargs: Any) -> _TracedStreamManager:
-        """``chat.completions.stream(...)``: the SDK's event stream (``async with``), traced."""
-        return _TracedStreamManager(self._inner.stream(**kwargs), self, kwargs)
+        """``.stream(...)``: the SDK's event stream (``async with``), traced."""
+        return self.manager_class(self._inner.stream(**kwargs), self, kwargs)
 
     @property
     def with_raw_response(self) -> _TracedRaw:
@@ -364,3 +372,7 @@ class _TracedEvents(_Finishing, _Forward):
             arrivals = self._arrivals
             sdk_chunk(self._builder, event.chunk, arrivals.popleft() if arrivals else None)
         return event
+
+
+TracedCompletions.stream_class = InstrumentedStream
+TracedCompletions.manager_class = _TracedStreamManager

@@ -20,7 +20,6 @@ from ._finish import OnIncomplete
 from ._openai import (
     InstrumentedStream,
     TracedCompletions,
-    _call,
     _Finishing,
     _Forward,
     _TracedStreamManager,
@@ -79,25 +78,14 @@ def _whole(builder: TraceBuilder, result: Any) -> Any:
 
 
 class TracedResponses(TracedCompletions):
-    """Stands in for the SDK's ``responses``: ``create`` and ``stream`` traced."""
+    """Stands in for the SDK's ``responses``: ``create``, ``parse`` and ``stream`` traced (the
+    calls are :class:`TracedCompletions`'; the streams and whole answers are this module's)."""
 
     max_keys = ("max_output_tokens",)
     asks_usage = False
 
-    async def create(self, **kwargs: Any) -> Any:
-        builder = await self.begin_routed(kwargs)
-        result = await _call(builder, self._inner.create, kwargs)
-        if kwargs.get("stream"):
-            return InstrumentedResponseStream(result, builder, self._settings.on_incomplete)
+    def whole(self, builder: TraceBuilder, result: Any) -> Any:
         return _whole(builder, result)
-
-    async def parse(self, **kwargs: Any) -> Any:
-        builder = await self.begin_routed(kwargs)
-        return _whole(builder, await _call(builder, self._inner.parse, kwargs))
-
-    def stream(self, **kwargs: Any) -> _TracedStreamManager:
-        """``responses.stream(...)``: the SDK's event stream (``async with``), traced."""
-        return _ResponseStreamManager(self._inner.stream(**kwargs), self, kwargs)
 
     @property
     def with_raw_response(self) -> Any:
@@ -156,3 +144,7 @@ class _ResponseEvents(_Finishing, _Forward):
         arrivals = self._arrivals
         response_event(self._builder, event, arrivals.popleft() if arrivals else None)
         return event
+
+
+TracedResponses.stream_class = InstrumentedResponseStream
+TracedResponses.manager_class = _ResponseStreamManager

@@ -45,24 +45,14 @@ class Observed:
     arrival: float = 0.0  # when it reaches the replayed server (see ``_bursts``)
 
     def as_sent(self) -> SimRequest:
-        return SimRequest(
-            self.arrival,
-            self.prompt_tokens,
-            self.output_tokens,
-            rid=self.rid,
-            expected_tokens=self.expected_tokens,
-            label=self.label,
-        )
+        return self._request(self.arrival)
 
     def as_submitted(self) -> SimRequest:
-        return SimRequest(
-            self.submitted,
-            self.prompt_tokens,
-            self.output_tokens,
-            rid=self.rid,
-            expected_tokens=self.expected_tokens,
-            label=self.label,
-        )
+        return self._request(self.submitted)
+
+    def _request(self, at: float) -> SimRequest:
+        return SimRequest(at, self.prompt_tokens, self.output_tokens, rid=self.rid,
+                          expected_tokens=self.expected_tokens, label=self.label)  # fmt: skip
 
 
 @dataclass(slots=True)

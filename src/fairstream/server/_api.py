@@ -22,7 +22,7 @@ from ._config import ServerConfig
 from ._driver import Driver
 from ._faults import FaultPlan, FaultyExchange, parse_faults
 from ._http import Exchange, Request
-from ._lengths import Answer, JsonAnswer, TokenText
+from ._lengths import Answer, JsonAnswer, TokenText, chunk_text
 from ._request import ApiError, Kind, Parsed, parse
 from ._responses import ResponseEvents, ResponsesStreamSink, ResponsesWholeSink
 from ._types import QueueFull, SeqRequest
@@ -287,11 +287,7 @@ class _StreamSink:
     def _flush(self) -> bytes:
         k, self.pending = self.pending, 0
         start, self.sent = self.sent, self.sent + k
-        if k == 1:
-            text = self.text.json_word(start)
-        else:
-            words = "".join(self.text.word(start + i) for i in range(k))
-            text = json.dumps(words).encode()
+        text = chunk_text(self.text, start, k)
         if self.emissions is not None:
             self.emissions.append(time.perf_counter())
         if self.p.continuous_usage:

@@ -20,6 +20,7 @@ __all__ = [
     "OutputLengths",
     "TokenText",
     "WordAnswer",
+    "chunk_text",
     "count_prompt_tokens",
 ]
 
@@ -117,6 +118,13 @@ class Answer(Protocol):
     def word(self, index: int) -> str: ...
 
     def json_word(self, index: int) -> bytes: ...
+
+
+def chunk_text(answer: Answer, start: int, k: int) -> bytes:
+    """Tokens ``start`` .. ``start + k`` of ``answer`` as one JSON string literal (a chunk)."""
+    if k == 1:
+        return answer.json_word(start)
+    return json.dumps("".join(answer.word(start + i) for i in range(k))).encode()
 
 
 class WordAnswer:

@@ -16,6 +16,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
+from ._lengths import chunk_text
+
 if TYPE_CHECKING:
     from ._http import Exchange
     from ._lengths import Answer
@@ -178,10 +180,7 @@ class ResponsesStreamSink:
     def _flush(self) -> bytes:
         k, self.pending = self.pending, 0
         start, self.sent = self.sent, self.sent + k
-        if k == 1:
-            text = self.text.json_word(start)
-        else:
-            text = json.dumps("".join(self.text.word(start + i) for i in range(k))).encode()
+        text = chunk_text(self.text, start, k)
         if self.emissions is not None:
             self.emissions.append(time.perf_counter())
         return self.events.delta(text)
