@@ -25,7 +25,9 @@ small as the server's kind allows:
   since one request always waiting there costs every request a slot's wait (1.5 steps with
   16 slots and 24-token answers: a 4-step TTFT SLO is then mostly missed). One request above
   the peak probes for a slot more: kept while starts raise the peak, dropped at a late start
-  for ``peak`` completions. A request that still waited 4 steps lowers ``peak`` by one. The
+  for ``peak`` completions, doubled after each probe that found no slot (up to 16x: over
+  real HTTP a probe every ``peak`` completions made one request in ~17 wait for a slot,
+  and the later ones are the long ones). A request that still waited 4 steps lowers ``peak`` by one. The
   queue goes shortest first, except that a request longer than the queue's work per slot
   goes at once (sent last, it would end last and stretch the burst);
 - ``static`` (batch size B, from the detector, never over a recent refill): while B is only
@@ -120,6 +122,8 @@ class Auto(Policy):
         self._offer = start  # slow start: what may be in flight
         self._probe = 0  # continuous: 1 while offering one above the peak, to find a slot more
         self._calm = 0  # continuous: completions to wait, after a late start, before probing
+        self._misses = 0  # continuous: probes in a row that found no slot (backs ``_calm`` off)
+        self._miss_peak = 0  # the peak at the last miss
         self._grew: deque[tuple[float, bool, int]] = deque(maxlen=64)  # grew: (t, late, jid)
         self._waiting: dict[int, float] = {}  # sent, no first token yet: jid -> sent
         self._waiting_len: dict[int, float] = {}  # their expected lengths
@@ -155,7 +159,10 @@ class Auto(Policy):
             b = 1
         else:  # a request waited inside: offer the largest wave again (static: the next batch)
             b = max(self.start, run, self.peak)
-        return max(0 if self._in_time() and run else 1, b >> self._overloads)
+        # at least one, so something goes, unless something runs whose end will let it go:
+        # a continuous server at its peak, a static batch just in time (one more would wait)
+        full = self._in_time() or (self.kind == "continuous" and not self.slow_start)
+        return max(0 if full and run else 1, b >> self._overloads)
 
     def limit(self) -> int:
         return max(1, min(self.max_limit, self.running + self.budget()))
@@ -298,9 +305,11 @@ class Auto(Policy):
         # wait for a slot: a burst's first tokens spread over its prefills and our sending;
         # over HTTP the prior can overstate the slots, so this ends at the first completion)
         full = self._late(ttft, 3) and not grew and self.running >= self._proved
+        # a probe is dropped sooner: a request 2 steps late already paid for the slot it sought
+        full = full or (self._probe > 0 and not grew and self._late(ttft, 2))
         if full:
             self.slow_start = False
-            self._probe, self._calm = 0, self.peak  # the server is full: probe again later
+            self._full()  # the server is full: probe again later
             if self.kind == "continuous" and self._late(ttft, 4):
                 self.peak = max(self.running, self.peak - 1)  # fewer slots than we thought
         elif self.slow_start and grew:
@@ -309,6 +318,8 @@ class Auto(Policy):
             self._offer += 2 if self.kind == "continuous" and self.ramp_doubles else 1
         elif grew:
             self._probe = 1  # a slot more was there: keep probing
+            if self.peak > self._miss_peak + 1:  # two past the last miss: not a late end's race
+                self._misses = 0
         self._end_slow_start_if_overdue(now)
         if grew:
             self._last_grew = now
@@ -355,7 +366,13 @@ class Auto(Policy):
         self._offer = max(self.start, self._offer - 1)
         if late:  # it waited for this slot after all
             self.slow_start = False
-            self._probe, self._calm = 0, self.peak
+            self._full()
+
+    def _full(self) -> None:
+        """A request waited for a slot: stop probing for a while, longer after each miss."""
+        if self._probe and self.kind == "continuous":
+            self._misses, self._miss_peak = min(self._misses + 1, 4), self.peak
+        self._probe, self._calm = 0, self.peak << self._misses
 
     def learn(self, traces: Iterable[StreamTrace]) -> None:
         """Start from traffic already seen (an instrumented app's traces, a probe's, an earlier
