@@ -27,9 +27,11 @@ small as the server's kind allows:
   the peak probes for a slot more: kept while starts raise the peak, dropped at a late start
   for ``peak`` completions, doubled after each probe that found no slot (up to 16x: over
   real HTTP a probe every ``peak`` completions made one request in ~17 wait for a slot,
-  and the later ones are the long ones). A request that still waited 4 steps lowers ``peak`` by one. The
-  queue goes shortest first, except that a request longer than the queue's work per slot
-  goes at once (sent last, it would end last and stretch the burst);
+  and the later ones are the long ones); a probe that starts 2 steps late is dropped. At the
+  peak nothing more goes until a stream ends. A request that still waited 4 steps lowers
+  ``peak`` by one. The queue goes shortest first, except at a burst's tail (nothing arrived
+  for 4 steps) a request longer than the queue's work per slot goes at once (sent last, it
+  would end last and stretch the burst);
 - ``static`` (batch size B, from the detector, never over a recent refill): while B is only
   a lower bound (no full batch seen), a full batch waiting at the server when the running one
   ends, ``max(running, 2B)``, so a full batch shows (B start, B wait). Once B is exact, **just
@@ -187,8 +189,11 @@ class Auto(Policy):
         """Did a request wait inside the server (first token ``steps`` past the quickest)?"""
         # over HTTP a busy client reads chunks in bunches, which shrinks the time per token it
         # sees; the quickest first token (about 2 steps) bounds a step from below
-        step = max(self.step() or 0.0, self._quickest / 2)
-        return ttft > self._quickest + steps * step
+        return ttft > self._quickest + steps * self._unit()
+
+    def _unit(self) -> float:
+        """A step, bounded from below by half the quickest first token (see :meth:`_late`)."""
+        return max(self.step() or 0.0, self._quickest / 2)
 
     def admit(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
         """Static: a request joins the batch waiting at the server only within 2x of its
@@ -236,13 +241,19 @@ class Auto(Policy):
     def _admit_critical_first(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
         """Continuous: shortest first, except a request longer than the queue's work per slot
         goes now: sent last it would end last and stretch the burst (longest-first is what
-        minimises makespan; this applies it only where it matters, at the queue's tail)."""
+        minimises makespan; this applies it only where it matters, at a burst's tail, once
+        nothing has arrived for 4 steps)."""
         room = self.limit() - in_flight
         if room <= 0 or not len(queue):
             return []
         if room >= len(queue):  # all go now: shortest first, so the sends' own time is theirs
             return queue.pop_many(room, now)
         known = [j for j in queue if j.expected_tokens is not None]
+        # only at a burst's tail: while requests keep arriving, a long one sent first only
+        # makes the short ones behind it wait (open-loop arrivals have no last request)
+        newest = max((j.enqueued for j in queue), default=-math.inf)
+        if now - newest < 4 * self._unit():
+            return queue.pop_many(room, now)
         work = sum(j.expected_tokens or 0.0 for j in known)
         slots = max(self.peak, 1)
         longest = max((j.expected_tokens or 0.0 for j in known), default=0.0)
@@ -358,7 +369,7 @@ class Auto(Policy):
         ended = min((t.last_content for t in traces if t.last_content is not None), default=now)
         while self._grew and self._grew[0][0] < ended:
             self._grew.popleft()  # before this end: not its slot (and no later end's either)
-        handover = ended + 4 * max(self.step() or 0.0, self._quickest / 2)
+        handover = ended + 4 * self._unit()
         if not self._grew or self._grew[-1][0] > handover or self._grew[-1][2] == jid:
             return  # long after the end: a slot the server had free, not this one
         _, late, _ = self._grew.pop()
