@@ -9,7 +9,7 @@ import pytest
 
 import fairstream
 from fairstream import Auto, Dispatcher, Recorder, StreamClient, StreamTrace
-from fairstream._dispatch._auto import most_running
+from fairstream._dispatch._tail import most_running
 from tests.conftest import ServerFactory
 
 MSG = [{"role": "user", "content": "hi"}]

@@ -75,6 +75,7 @@ from .._detect import BatchingReport, analyze
 from ._batches import Batches
 from ._policies import Policy
 from ._queue import FairQueue, Order
+from ._tail import critical_first, most_running
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
@@ -239,35 +240,10 @@ class Auto(Policy):
         return wake
 
     def _admit_critical_first(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
-        """Continuous: shortest first, except a request longer than the queue's work per slot
-        goes now: sent last it would end last and stretch the burst (longest-first is what
-        minimises makespan; this applies it only where it matters, at a burst's tail, once
-        nothing has arrived for 4 steps)."""
+        """Continuous: shortest first, but long-first at a burst's tail (see ``critical_first``:
+        once nothing has arrived for 4 steps)."""
         room = self.limit() - in_flight
-        if room <= 0 or not len(queue):
-            return []
-        if room >= len(queue):  # all go now: shortest first, so the sends' own time is theirs
-            return queue.pop_many(room, now)
-        known = [j for j in queue if j.expected_tokens is not None]
-        # only at a burst's tail: while requests keep arriving, a long one sent first only
-        # makes the short ones behind it wait (open-loop arrivals have no last request)
-        newest = max((j.enqueued for j in queue), default=-math.inf)
-        if now - newest < 4 * self._unit():
-            return queue.pop_many(room, now)
-        work = sum(j.expected_tokens or 0.0 for j in known)
-        slots = max(self.peak, 1)
-        longest = max((j.expected_tokens or 0.0 for j in known), default=0.0)
-        if longest * slots <= work:  # the usual case: nothing critical, no sort
-            return queue.pop_many(room, now)
-        out: list[Job] = []
-        for job in sorted(known, key=lambda j: -(j.expected_tokens or 0.0)):
-            n = job.expected_tokens or 0.0
-            if room <= 0 or n * slots <= work:
-                break
-            queue.remove(job)
-            out.append(job)
-            work, room = work - n, room - 1
-        return out + queue.pop_many(room, now)
+        return critical_first(queue, room, now, self.peak, 4 * self._unit())
 
     # -- events --------------------------------------------------------------------------------
     def on_send(self, job: Job, now: float) -> None:
@@ -443,20 +419,3 @@ class Auto(Policy):
     def describe(self) -> str:
         size = f", B={self.batch_size}" if self.kind == "static" and self.batch_size else ""
         return f"auto: {self.kind}{size} (limit {self.limit()})"
-
-
-def most_running(traces: Iterable[StreamTrace]) -> int:
-    """The most requests generating at once (first to last content token) in ``traces``."""
-    events = sorted(
-        (t, step)
-        for tr in traces
-        if tr.first_content is not None
-        and tr.last_content is not None
-        and tr.last_content > tr.first_content
-        for t, step in ((tr.first_content, 1), (tr.last_content, -1))
-    )  # at a tie the end (-1) sorts first: a slot handed over is not two running
-    most = running = 0
-    for _, step in events:
-        running += step
-        most = max(most, running)
-    return most
