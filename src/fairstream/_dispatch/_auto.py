@@ -134,7 +134,11 @@ class Auto(Policy):
         self._recent: deque[StreamTrace] = deque(maxlen=window)
         self._since = 0
         self._overloads = 0
-        self._quickest = math.inf  # the lowest TTFT seen: a request that found a free slot
+        # the lowest TTFT seen (a request that found a free slot), per expected length up to
+        # 16 (17: longer or unknown): an answer that fits in one chunk comes sooner
+        self._fastest: dict[int, float] = {}
+        self._chunk = 1  # tokens per chunk, from finished streams (a median)
+        self._chunks: deque[float] = deque(maxlen=32)
         self._last_grew = -math.inf  # when a start last raised the peak
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
         self.learn(prior)
@@ -191,6 +195,14 @@ class Auto(Policy):
         # over HTTP a busy client reads chunks in bunches, which shrinks the time per token it
         # sees; the quickest first token (about 2 steps) bounds a step from below
         return ttft > self._quickest + steps * self._unit()
+
+    @property
+    def _quickest(self) -> float:
+        """The lowest TTFT of a request longer than a chunk (of any, if none yet): a server that
+        sends 3 tokens a chunk sends a 2-token answer's first token 2 steps sooner than any
+        longer one's, which would then all look late."""
+        longer = [t for k, t in self._fastest.items() if k > self._chunk]
+        return min(longer or self._fastest.values(), default=math.inf)
 
     def _unit(self) -> float:
         """A step, bounded from below by half the quickest first token (see :meth:`_late`)."""
@@ -281,10 +293,12 @@ class Auto(Policy):
         self._running[job.jid] = now
         length = math.inf if n is None else n
         self._batches.on_start(job.jid, length, self.running, sent, now)
-        grew = self.running > self.peak  # more run at once than ever: a slot nobody freed
-        self.peak = max(self.peak, self.running)
+        held = self._held(sent)
+        grew = held > self.peak  # more run at once than ever: a slot nobody freed
+        self.peak = max(self.peak, held)
         ttft = now - sent
-        self._quickest = min(self._quickest, ttft)
+        k = 17 if length > 16 else math.ceil(length)
+        self._fastest[k] = min(self._fastest.get(k, math.inf), ttft)
         # waited for a slot: late, and it only took the place of one that ended (a wave of
         # sends that all start late but together grew the batch: that was prefill or our
         # own sending, not a full server)
@@ -312,6 +326,15 @@ class Auto(Policy):
             self._last_grew = now
             self._grew.append((now, self._late(ttft, 3), job.jid))
 
+    def _held(self, sent: float) -> int:
+        """Slots held now, as a start sent at ``sent`` shows them: those running and, on a
+        continuous server (first come, first served), those sent before it, first token or not:
+        a server that sends 3 tokens a chunk runs a request 3 steps before we see it (and a
+        one-chunk answer never), so counting only first tokens seen undercounts its slots."""
+        if self.kind != "continuous":
+            return self.running
+        return self.running + sum(1 for t in self._waiting.values() if t < sent)
+
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._waiting.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
@@ -329,6 +352,11 @@ class Auto(Policy):
             self._overloads -= 1
         self._recent.extend(t for t in traces if t.outcome == "ok")
         self._tpots.extend(t.tpot for t in traces if t.tpot)
+        for t in traces:
+            if len(t.content_chunk_times) > 1:
+                self._chunks.append(t.output_tokens / len(t.content_chunk_times))
+        if self._chunks:
+            self._chunk = max(1, round(statistics.median(self._chunks)))
         if self._probe == 0 and self.kind == "continuous" and not self.slow_start:
             self._calm -= 1
             self._probe = int(self._calm <= 0)
