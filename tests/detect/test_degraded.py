@@ -88,3 +88,25 @@ def test_report_json_is_the_documented_contract() -> None:
     assert set(data["recommendation"]) == {"policy", "concurrency"}
     assert all(set(e) == {"signal", "value", "detail"} for e in data["evidence"])
     assert 0.0 <= data["confidence"] <= 1.0
+
+
+def test_one_chunk_answers_trickling_in_are_not_one_at_a_time() -> None:
+    """Eight one-token answers sent together reach the client a few ms apart (its own sending):
+    each one's end is its first chunk, which is no request waiting behind another. (Auto read
+    such a burst's head as a sequential server and dropped its limit to 1 on a 64-slot one.)"""
+    traces = [
+        StreamTrace(
+            request_id=str(i),
+            sent=0.001 * i,
+            first_chunk=0.030 + 0.006 * i,
+            first_content=0.030 + 0.006 * i,
+            last_content=0.030 + 0.006 * i,
+            end=0.031 + 0.006 * i,
+            chunk_times=(0.030 + 0.006 * i,),
+            chunk_tokens=(1,),
+            chunk_chars=(1,),
+            finish_reason="length",
+        )
+        for i in range(8)
+    ]
+    assert analyze(traces).verdict != "sequential"

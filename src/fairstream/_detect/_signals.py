@@ -109,13 +109,17 @@ def free_slot_waits(
 
 
 def waits_behind_one(reqs: Sequence[Req], tol: float, min_wait: float) -> int:
-    """Requests that waited in a queue and began just as another request ended."""
-    ends = [t for r in reqs for t in (r.end, r.own_end)]
+    """Requests that waited in a queue and began just as another request ended.
+
+    The other must have generated for a while: a one-chunk answer's end is its first chunk,
+    and a burst of those (over HTTP they trickle in, a client's send apart) is no queue."""
+    ends = [(r, t) for r in reqs if r.own_end - r.first > tol for t in (r.end, r.own_end)]
     base = min(r.first - r.sent for r in reqs)
     return sum(
         1
         for j in reqs
-        if j.first - j.sent >= base + min_wait and any(abs(j.first - t) <= 3 * tol for t in ends)
+        if j.first - j.sent >= base + min_wait
+        and any(abs(j.first - t) <= 3 * tol for i, t in ends if i is not j)
     )
 
 

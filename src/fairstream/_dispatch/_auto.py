@@ -19,9 +19,12 @@ small as the server's kind allows:
   keeps the ramp: ``ramp_doubles=False``); it ends at the first request that
   waits for a slot: its first token came more than 3 steps after the quickest one, or it has
   waited 4 steps past that without one while no start grew the batch (so the overshoot is
-  what was sent in the last few steps, not a whole round);
+  what was sent in the last few steps, not a whole round). "The quickest" is a request longer
+  than a chunk: a server that sends 3 tokens a chunk sends a 2-token answer 2 steps sooner;
 - ``continuous`` (two "refills": a request started while one started before it was sent still
-  ran, which static batching never does): ``peak`` slots and nothing waiting in the server,
+  ran, which static batching never does): ``peak`` slots and nothing waiting in the server
+  (slots held at a start: those running and those sent before it, first come first served,
+  so a chunked server's requests count before their first chunk shows),
   since one request always waiting there costs every request a slot's wait (1.5 steps with
   16 slots and 24-token answers: a 4-step TTFT SLO is then mostly missed). One request above
   the peak probes for a slot more: kept while starts raise the peak, dropped at a late start
