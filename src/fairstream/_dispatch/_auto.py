@@ -144,6 +144,7 @@ class Auto(Policy):
         self._chunks: deque[float] = deque(maxlen=32)
         self._last_grew = -math.inf  # when a start last raised the peak
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
+        self._ends: deque[float] = deque(maxlen=64)  # when recent streams ended
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
@@ -308,9 +309,12 @@ class Auto(Policy):
         # (in the first burst of a warm start, below what prior traffic ran at once, it did not
         # wait for a slot: a burst's first tokens spread over its prefills and our sending;
         # over HTTP the prior can overstate the slots, so this ends at the first completion)
-        full = self._late(ttft, 3) and not grew and self.running >= self._proved
+        # and a slot (or batch) frees only at an end: with none since it was sent, a late start
+        # was our own client or the server's CPU (64 streams on 2 cores), not a full server
+        freed = any(sent <= e <= now for e in self._ends)
+        full = self._late(ttft, 3) and not grew and self.running >= self._proved and freed
         # a probe is dropped sooner: a request 2 steps late already paid for the slot it sought
-        full = full or (self._probe > 0 and not grew and self._late(ttft, 2))
+        full = full or (self._probe > 0 and not grew and freed and self._late(ttft, 2))
         if full:
             self.slow_start = False
             self._full()  # the server is full: probe again later
@@ -343,6 +347,8 @@ class Auto(Policy):
         self._waiting_len.pop(job.jid, None)
         ran = self._running.pop(job.jid, None) is not None
         self._batches.on_end(job.jid, self.running)
+        ends = [t.last_content for t in traces if t.last_content is not None]
+        self._ends.append(min(ends, default=now))
         if ran and not self.running and self.kind == "static" and not self.batch_exact:
             size = self._batches.full(self._waiting, self.batch_size or 0, self._quickest)
             if size is not None:  # B is exact
