@@ -129,6 +129,7 @@ class Auto(Policy):
         self._probe = 0  # continuous: 1 while offering one above the peak, to find a slot more
         self._calm = 0  # continuous: completions to wait, after a late start, before probing
         self._misses = 0  # continuous: probes in a row that found no slot (backs ``_calm`` off)
+        self._below_peak = False  # slow start ended at a late start with fewer than the peak
         self._miss_peak = 0  # the peak at the last miss
         self._grew: deque[tuple[float, bool, int]] = deque(maxlen=64)  # grew: (t, late, jid)
         self._waiting: dict[int, float] = {}  # sent, no first token yet: jid -> sent
@@ -316,6 +317,9 @@ class Auto(Policy):
         # a probe is dropped sooner: a request 2 steps late already paid for the slot it sought
         full = full or (self._probe > 0 and not grew and freed and self._late(ttft, 2))
         if full:
+            # below the peak it was no slot wait on a continuous server: a static one's next
+            # batch, or our own sending (see :meth:`_become`)
+            self._below_peak = self.slow_start and self.running < self.peak
             self.slow_start = False
             self._full()  # the server is full: probe again later
             if self.kind == "continuous" and self._late(ttft, 4):
@@ -446,6 +450,12 @@ class Auto(Policy):
 
     def _become(self, kind: Kind, why: str) -> None:
         before = self.describe()
+        if kind == "continuous" and self.kind == "unknown" and self._below_peak:
+            # what ended slow start (a late start with fewer running than the peak, just after
+            # others ended) was read as a static server's next batch: on a continuous one it
+            # was our own sending (a round of 15 sends on 2 cores), so ramp on
+            self.slow_start, self._offer = True, max(self._offer, self.peak)
+            self._below_peak = False
         self.kind = kind
         self._log_change(f"{before} -> {self.describe()}: {why}")
 
