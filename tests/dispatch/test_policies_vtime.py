@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from fairstream import AIMD, Auto, Fixed, Gradient, Serial, ServerConfig, Waves
+from fairstream import AIMD, Auto, Fixed, Gradient, Serial, ServerConfig, StreamTrace, Waves
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
 from fairstream.sim import SimRequest, SimRun, simulate
@@ -323,3 +323,41 @@ def test_slow_start_doubles_once_the_server_is_known_continuous() -> None:
     doubled, ramped = last_sent(Auto(), wide), last_sent(Auto(ramp_doubles=False), wide)
     assert doubled < 0.8 * ramped, (doubled, ramped)
     assert last_sent(Auto(), STATIC) == last_sent(Auto(ramp_doubles=False), STATIC)
+
+
+def test_a_chunked_continuous_server_shows_all_its_slots() -> None:
+    """Sans-IO, the events a server sending 3 tokens a chunk gives (virtual time does not chunk):
+    a request runs 3 steps before its first chunk shows, and a 2-token answer's only chunk comes
+    2 steps before any longer one's. ``auto`` counts requests sent before a start as holding
+    slots, and takes the quickest first token from answers longer than a chunk: on the old
+    count the peak was 8 of 16 slots and every longer first token looked late."""
+    from fairstream._dispatch._job import Job
+    from fairstream._trace import Usage
+
+    auto, step = Auto(), 0.01
+    auto.kind = "continuous"
+    done = []
+    for i in range(4):  # finished streams of 3 tokens a chunk teach the chunk size
+        job = Job(expected_tokens=12)
+        auto.on_send(job, 0.0)
+        auto.on_first_token(job, 0.05 + 0.001 * i)
+        chunks = tuple(0.05 + 3 * step * k for k in range(4))
+        trace = StreamTrace(
+            request_id=str(i), sent=0.0, first_content=chunks[0], last_content=chunks[-1],
+            end=chunks[-1], chunk_times=chunks, chunk_tokens=(3,) * 4, chunk_chars=(3,) * 4,
+            usage=Usage(completion_tokens=12),
+        )  # fmt: skip
+        done.append((job, trace))
+    for job, trace in done:
+        auto.on_done(job, 0.2, [trace])
+    short = Job(expected_tokens=2)  # its one chunk, 2 steps sooner than a longer one's
+    auto.on_send(short, 0.2)
+    auto.on_first_token(short, 0.22)
+    auto.on_done(short, 0.22, [])
+    assert not auto._late(0.05, 2)  # a 12-token answer's first chunk is not late
+    jobs = [Job(expected_tokens=12) for _ in range(16)]
+    for k, job in enumerate(jobs):
+        auto.on_send(job, 0.3 + 0.001 * k)
+    for job in jobs[8:]:  # the later half's first chunks show first (HTTP, chunking)
+        auto.on_first_token(job, 0.36)
+    assert auto.peak == 16
