@@ -15,7 +15,7 @@ Policies: ``naive`` (everything at once, in arrival order), ``sorted`` (everythi
 shortest first), ``fixed:N`` for the best N of a sweep, ``auto``, ``auto-warm`` (``auto``
 started from the same seed's all-at-once traces: ``Auto(prior=...)``), ``auto-pipelined``
 (``Auto(just_in_time=False)``: a static server's next batch waits at the server, as in a
-pool), ``gradient`` and, where
+pool), ``auto-startN`` (``Auto(start=N)``: another first round), ``gradient`` and, where
 the batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against the targets:
 never worse than the better of naive and sorted (makespan <= 1.05x, goodput >= 0.95x,
 E2E p50 <= 1.05x).
@@ -269,6 +269,8 @@ async def run_row(
                     pol = Auto(prior=seen)
                 elif policy == "auto-pipelined":
                     pol = Auto(just_in_time=False)
+                elif policy.startswith("auto-start"):  # e.g. auto-start8: another first round
+                    pol = Auto(start=int(policy.removeprefix("auto-start")))
                 traces = await run_cell(base_url, model, row, jobs, pol, seed)
                 if policy == "naive":
                     seen = traces

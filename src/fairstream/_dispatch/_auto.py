@@ -90,6 +90,11 @@ log = logging.getLogger("fairstream.dispatch")
 Kind = Literal["unknown", "continuous", "static", "sequential"]
 
 
+def _telling(t: StreamTrace) -> bool:
+    """A trace long enough to show how the server batches: three chunks or more."""
+    return len(t.content_chunk_times) >= 3
+
+
 class Auto(Policy):
     """Fills the server to what it runs, holds the rest shortest-first (see the module doc)."""
 
@@ -146,6 +151,7 @@ class Auto(Policy):
         self._last_grew = -math.inf  # when a start last raised the peak
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
         self._ends: deque[float] = deque(maxlen=64)  # when recent streams ended
+        self._brief: deque[float] = deque(maxlen=64)  # first tokens of one-chunk answers
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
@@ -298,7 +304,7 @@ class Auto(Policy):
         self._running[job.jid] = now
         length = math.inf if n is None else n
         self._batches.on_start(job.jid, length, self.running, sent, now)
-        held = self._held(sent)
+        held = self._held(sent, now)
         grew = held > self.peak  # more run at once than ever: a slot nobody freed
         self.peak = max(self.peak, held)
         ttft = now - sent
@@ -319,7 +325,8 @@ class Auto(Policy):
         if full:
             # below the peak it was no slot wait on a continuous server: a static one's next
             # batch, or our own sending (see :meth:`_become`)
-            self._below_peak = self.slow_start and self.running < self.peak
+            if self.slow_start:  # what ended it (a later late start does not change that)
+                self._below_peak = self.running < self.peak
             self.slow_start = False
             self._full()  # the server is full: probe again later
             if self.kind == "continuous" and self._late(ttft, 4):
@@ -329,7 +336,10 @@ class Auto(Policy):
             # continuous, so what waits costs slots, never a batch's mix): a doubling per round
             self._offer += 2 if self.kind == "continuous" and self.ramp_doubles else 1
         elif grew:
-            self._probe = 1  # a slot more was there: keep probing
+            # a slot more was there: probe on, one more for each start that found one (a
+            # doubling per round, up to a quarter of the peak: a 64-slot server whose slow
+            # start a busy client ended at 16 took 1.5 s to reach 26, one slot a round)
+            self._probe = min(self._probe + 1, max(1, self.peak // 4))
             if self.peak > self._miss_peak + 1:  # two past the last miss: not a late end's race
                 self._misses = 0
         self._end_slow_start_if_overdue(now)
@@ -337,19 +347,27 @@ class Auto(Policy):
             self._last_grew = now
             self._grew.append((now, self._late(ttft, 3), job.jid))
 
-    def _held(self, sent: float) -> int:
-        """Slots held now, as a start sent at ``sent`` shows them: those running and, on a
+    def _held(self, sent: float, now: float) -> int:
+        """Slots held now, as a start sent at ``sent`` shows them: those running, one-chunk
+        answers that started with it (they end at their first token, so they never show as
+        running: on 2 cores a cold client reads a burst's 1-token answers 60-170 ms after
+        sending them, packed within 2 ms, which read as one slot and a queue) and, on a
         continuous server (first come, first served), those sent before it, first token or not:
         a server that sends 3 tokens a chunk runs a request 3 steps before we see it (and a
         one-chunk answer never), so counting only first tokens seen undercounts its slots."""
+        window = self._unit() / 2
+        held = self.running + sum(1 for t in self._brief if now - t <= window)
         if self.kind != "continuous":
-            return self.running
-        return self.running + sum(1 for t in self._waiting.values() if t < sent)
+            return held
+        return held + sum(1 for t in self._waiting.values() if t < sent)
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._waiting.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
-        ran = self._running.pop(job.jid, None) is not None
+        first = self._running.pop(job.jid, None)
+        ran = first is not None
+        if first is not None and now - first <= self._unit() / 2:
+            self._brief.append(first)  # a one-chunk answer: it ran, for a step (see _held)
         self._batches.on_end(job.jid, self.running)
         ends = [t.last_content for t in traces if t.last_content is not None]
         self._ends.append(min(ends, default=now))
@@ -427,7 +445,10 @@ class Auto(Policy):
     def recheck(self, traces: Iterable[StreamTrace] | None = None) -> None:
         """Analyze the recent traces (or ``traces``); change the kind if a confident verdict
         says another."""
-        seen = list(self._recent if traces is None else traces)
+        # one- and two-chunk answers show nothing of how a server batches (they end as they
+        # start), and a cold client reads a burst's first ones late and bunched: judged alone
+        # they read as batches of 1, or one at a time, on a 64-slot continuous server
+        seen = [t for t in (self._recent if traces is None else traces) if _telling(t)]
         report = analyze(seen)
         self.report = report
         if report.verdict == "unknown" or report.confidence < self.confidence:
