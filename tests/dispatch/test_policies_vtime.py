@@ -361,3 +361,22 @@ def test_a_chunked_continuous_server_shows_all_its_slots() -> None:
     for job in jobs[8:]:  # the later half's first chunks show first (HTTP, chunking)
         auto.on_first_token(job, 0.36)
     assert auto.peak == 16
+
+
+def test_one_token_answers_read_together_show_the_slots_they_ran_in() -> None:
+    """Sans-IO, a burst's 1-token answers as a busy client reads them over real HTTP: sent at
+    once, read within a few ms of each other. A one-chunk answer ends at its first token, so it
+    never shows as running; ``auto`` counts those read within half a step of a start as holding
+    slots with it, so eight answers read together prove eight slots and slow start offers eight
+    more (on the old count the peak stayed 1 and the offer 9: a 64-slot server ramped from 9)."""
+    auto = Auto()
+    jobs = [Job(expected_tokens=1) for _ in range(8)]
+    for job in jobs:
+        auto.on_send(job, 0.0)
+    for k, job in enumerate(jobs):
+        auto.on_first_token(job, 0.047 + 0.001 * k)
+        auto.on_done(job, 0.047 + 0.001 * k, [])
+    assert auto.slow_start
+    assert auto.peak == 8
+    assert auto.limit() == auto.start + 8
+
