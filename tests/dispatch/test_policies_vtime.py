@@ -379,4 +379,3 @@ def test_one_token_answers_read_together_show_the_slots_they_ran_in() -> None:
     assert auto.slow_start
     assert auto.peak == 8
     assert auto.limit() == auto.start + 8
-

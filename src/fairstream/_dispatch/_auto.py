@@ -1,68 +1,15 @@
 """``auto``: keep the server exactly full, and hold everything else in our queue, shortest first.
 
-The limit is what the server runs now plus a budget of requests waiting at the server:
+The limit is what the server runs now plus a budget of requests waiting at the server, as small
+as the server's kind allows (what waits inside the server can no longer be reordered):
 
-    limit = running + budget        running: in flight with a first token (they hold a slot)
+- slow start (cold): a linear ramp from ``start`` while starts raise the peak, until a
+  request waits for a slot;
+- continuous: the slots the server proved, nothing waiting, one probe above the peak;
+- static (B from the detector): the next B of similar lengths just in time as a batch ends;
+- sequential: 1.
 
-What waits inside the server can no longer be reordered (over real HTTP not even the order of
-a burst survives: concurrent connections reach the server in any order), so the budget is as
-small as the server's kind allows:
-
-- **slow start** (cold, and until a request waits for a slot): one more in flight for each
-  start that raised the number running at once above its peak (one that took a freed slot
-  does not count), from ``start`` = 8, so ``start`` more go out with each round of first
-  tokens while the server keeps taking more (a ramp, not a doubling, while the server's kind
-  is unknown: a static server's next batch would mix lengths); two more once the server is
-  known to be continuous (a doubling: over real HTTP the ramp's rounds cost a continuous
-  server's long requests 2-4 rounds of first tokens; what a doubling overshoots waits in a
-  server that refills, costing slots, not batches; a pool's leader, whose samples come late,
-  keeps the ramp: ``ramp_doubles=False``); it ends at the first request that
-  waits for a slot: its first token came more than 3 steps after the quickest one, or it has
-  waited 4 steps past that without one while no start grew the batch (so the overshoot is
-  what was sent in the last few steps, not a whole round). "The quickest" is a request longer
-  than a chunk: a server that sends 3 tokens a chunk sends a 2-token answer 2 steps sooner;
-- ``continuous`` (two "refills": a request started while one started before it was sent still
-  ran, which static batching never does): ``peak`` slots and nothing waiting in the server
-  (slots held at a start: those running and those sent before it, first come first served,
-  so a chunked server's requests count before their first chunk shows),
-  since one request always waiting there costs every request a slot's wait (1.5 steps with
-  16 slots and 24-token answers: a 4-step TTFT SLO is then mostly missed). One request above
-  the peak probes for a slot more: kept while starts raise the peak, dropped at a late start
-  for ``peak`` completions, doubled after each probe that found no slot (up to 16x: over
-  real HTTP a probe every ``peak`` completions made one request in ~17 wait for a slot,
-  and the later ones are the long ones); a probe that starts 2 steps late is dropped. At the
-  peak nothing more goes until a stream ends. A request that still waited 4 steps lowers
-  ``peak`` by one. The queue goes shortest first, except at a burst's tail (nothing arrived
-  for 4 steps) a request longer than the queue's work per slot goes at once (sent last, it
-  would end last and stretch the burst);
-- ``static`` (batch size B, from the detector, never over a recent refill): while B is only
-  a lower bound (no full batch seen), a full batch waiting at the server when the running one
-  ends, ``max(running, 2B)``, so a full batch shows (B start, B wait). Once B is exact, **just
-  in time**: nothing goes while a batch runs, and the next B, of similar lengths because the
-  queue is ordered, go as it ends (two steps before its longest member's expected end, or
-  when its last stream ends). A request sent mid-batch would wait for the next one anyway,
-  but committed: a shorter one that arrives meanwhile could no longer take its place, and its
-  TTFT counts the whole batch. Every 4th batch the
-  next one is sent as soon as it started, to wait at the server (pipelined): a continuous
-  server starts those at once (refills), so a server restarted with another scheduler is
-  noticed (a single request sent mid-batch would not do: at the batch's end a static server
-  starts whatever waits, so it would run alone). In a pool (the leader
-  runs the policy on samples 250 ms late) the next batch waits at the server instead:
-  ``max(running, B)``.
-  ``sequential``: 1;
-- ``unknown`` after slow start: the largest wave again, so a static server fills its next
-  batch and a continuous one refills (twice that filled a 16-slot server's queue with 30
-  requests that then waited 10 steps and more).
-
-The detector (:func:`fairstream.analyze` on the recent traces) confirms static batching (and
-B) or one-at-a-time service, and keeps checking, so a server restarted with another scheduler
-is noticed. 429/503 halve the budget (and the dispatcher pauses for Retry-After).
-
-**Warm start**: ``Auto(prior=traces)`` (or :meth:`Auto.learn`) starts from traffic already
-seen, e.g. an instrumented app's :class:`~fairstream.Recorder`: a confident verdict sets the
-kind at once, and the most requests seen running at once are slots proved, so slow start
-begins there instead of at ``start`` (its ramp costs a few rounds of first tokens on a big
-server).
+Every rule, and the real-HTTP reading it came from, is in ``docs/auto.md``.
 """
 
 from __future__ import annotations
@@ -96,7 +43,7 @@ def _telling(t: StreamTrace) -> bool:
 
 
 class Auto(Policy):
-    """Fills the server to what it runs, holds the rest shortest-first (see the module doc)."""
+    """Fills the server to what it runs, holds the rest shortest-first (see ``docs/auto.md``)."""
 
     name = "auto"
 
@@ -338,10 +285,14 @@ class Auto(Policy):
         elif grew:
             # a slot more was there: probe on, one more for each start that found one (a
             # doubling per round, up to a quarter of the peak: a 64-slot server whose slow
-            # start a busy client ended at 16 took 1.5 s to reach 26, one slot a round)
-            self._probe = min(self._probe + 1, max(1, self.peak // 4))
+            # start a busy client ended at 16 took 1.5 s to reach 26, one slot a round); near
+            # the last miss's peak one at a time (a late end's race there is no free slot, and
+            # a wider probe would make requests wait at the server)
             if self.peak > self._miss_peak + 1:  # two past the last miss: not a late end's race
                 self._misses = 0
+                self._probe = min(self._probe + 1, max(1, self.peak // 4))
+            else:
+                self._probe = 1
         self._end_slow_start_if_overdue(now)
         if grew:
             self._last_grew = now
