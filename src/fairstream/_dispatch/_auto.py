@@ -388,6 +388,14 @@ class Auto(Policy):
         self._offer = max(self._offer, self._proved)  # slow start goes on from there
         if self.kind == "continuous":
             self.peak = max(self.peak, self._proved)
+        self._unstall()
+
+    def _unstall(self) -> None:
+        """Continuous slow start grows only on a start above the peak: with the offer at the peak
+        (a warm start, or one resumed) none could come, and it would stay there (a 16-slot server
+        run at 15 for a whole burst, over HTTP). Probe for a slot more instead."""
+        if self.kind == "continuous" and self.slow_start and self._offer <= self.peak:
+            self.slow_start, self._probe, self._calm = False, 1, 0
 
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self._overloads = min(self._overloads + 1, 8)
@@ -426,9 +434,9 @@ class Auto(Policy):
             # what ended slow start (a late start with fewer running than the peak, just after
             # others ended) was read as a static server's next batch: on a continuous one it
             # was our own sending (a round of 15 sends on 2 cores), so ramp on
-            self.slow_start, self._offer = True, max(self._offer, self.peak)
-            self._below_peak = False
+            self.slow_start, self._below_peak = True, False
         self.kind = kind
+        self._unstall()
         self._log_change(f"{before} -> {self.describe()}: {why}")
 
     def _log_change(self, msg: str) -> None:
