@@ -379,3 +379,24 @@ def test_one_token_answers_read_together_show_the_slots_they_ran_in() -> None:
     assert auto.slow_start
     assert auto.peak == 8
     assert auto.limit() == auto.start + 8
+
+
+def test_a_slow_start_resumed_at_the_peak_probes_for_a_slot_more() -> None:
+    """Sans-IO, the state a real-HTTP burst on a 16-slot server left: slow start ended at a late
+    start below the peak (read as a static server's next batch), the unknown kind's offer of
+    its largest wave ran 15 at once, and then refills showed the server continuous. Slow start
+    resumed with its offer at the peak (15) allows 15 in flight while any of them still waits
+    for its first token, and grows only on a start above the peak, so with requests churning
+    none came: it ran 15 of 16 slots for the whole burst. It probes for a slot more instead."""
+    auto = Auto()
+    auto.slow_start, auto._below_peak, auto.peak, auto._offer = False, True, 15, 15
+    jobs = [Job(expected_tokens=40) for _ in range(15)]
+    for job in jobs:
+        auto.on_send(job, 0.0)
+        auto.on_first_token(job, 0.05)
+    auto._become("continuous", "requests started while earlier ones still ran")
+    for job in jobs[:3]:  # three end, three more go and wait for their first token
+        auto.on_done(job, 0.3, [])
+        auto.on_send(Job(expected_tokens=40), 0.3)
+    assert auto.kind == "continuous" and auto.peak == 15
+    assert auto.limit() == 16  # in flight: 15, and one probing for a 16th slot

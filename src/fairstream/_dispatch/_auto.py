@@ -392,7 +392,8 @@ class Auto(Policy):
 
     def _unstall(self) -> None:
         """Continuous slow start grows only on a start above the peak: with the offer at the peak
-        (a warm start, or one resumed) none could come, and it would stay there (a 16-slot server
+        (a warm start, or one resumed) and requests churning (one always waits for its first
+        token, so in flight stays at the offer) none comes, and it stays there (a 16-slot server
         run at 15 for a whole burst, over HTTP). Probe for a slot more instead."""
         if self.kind == "continuous" and self.slow_start and self._offer <= self.peak:
             self.slow_start, self._probe, self._calm = False, 1, 0
