@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import anyio
 import pytest
 
 import fairstream
-from fairstream import Auto, Dispatcher, Recorder, StreamClient, StreamTrace
+from fairstream import Auto, Dispatcher, Recorder, StreamClient, StreamTrace, analyze, load_jsonl
 from fairstream._dispatch._tail import most_running
 from tests.conftest import ServerFactory
 
@@ -153,3 +154,18 @@ async def test_a_probes_traces_warm_the_dispatcher(
     else:
         # a probe runs only a few at once: slow start still offers at least `start`
         assert warm.limit() == max(Auto().start, most_running(recorder.traces))
+
+
+def test_auto_does_not_judge_a_server_by_its_one_and_two_chunk_answers() -> None:
+    """Real traces, captured over HTTP from a 64-slot continuous reference server (cont-64 of
+    ``benchmarks/server_matrix.py``, 160-request burst, cold ``auto``): the first 16 answers, 1
+    and 2 tokens each, that a busy 2-core client read late and bunched. The detector alone
+    reads them as a server that serves one request at a time; ``auto`` judges only traces of 3
+    chunks or more (shorter ones end as they start), so it stays undecided (it turned
+    sequential on them before, and then ran one or two requests at a time on 64 slots)."""
+    traces = load_jsonl(Path(__file__).parent / "data" / "cont64_burst_first_answers.jsonl")
+    report = analyze(traces)
+    assert report.verdict == "sequential" and report.confidence >= 0.7  # the misreading
+    auto = Auto()
+    auto.recheck(traces)
+    assert auto.kind == "unknown"
