@@ -400,3 +400,36 @@ def test_a_slow_start_resumed_at_the_peak_probes_for_a_slot_more() -> None:
         auto.on_send(Job(expected_tokens=40), 0.3)
     assert auto.kind == "continuous" and auto.peak == 15
     assert auto.limit() == 16  # in flight: 15, and one probing for a 16th slot
+
+
+def test_auto_holds_a_partial_batch_of_long_requests_while_requests_arrive() -> None:
+    """Open-loop arrivals (3 short : 1 long) at a static server's capacity when sent as they
+    come: a partial batch of long requests runs as long as a full one, and the short requests
+    that arrive meanwhile wait it out. Held (until it fills, twice its run at most) they start
+    at once on an idle server: short p50 3.8x better than sending as they come (2.8x without
+    the hold), long p50 within 15% of it, makespan no longer."""
+    config = ServerConfig(mode="static", batch_size=8, step_ms=20.0, per_seq_ms=0.5)
+    mix = [SimRequest(0.0, 16, n) for n in [8, 8, 8, 64] * 24]
+    rate = len(mix) / simulate(config.build_engine(), mix).makespan
+    shorts, longs = [], []
+    for seed in range(3):
+        rng = random.Random(seed)
+        t, jobs = 0.0, []
+        for _ in range(96):
+            t += rng.expovariate(rate)
+            n = rng.choice([8, 8, 8, 64])
+            jobs.append(SimRequest(t, 16, n, expected_tokens=n))
+        naive, auto = (
+            simulate(config.build_engine(), jobs, p) for p in (Fixed(1000, order="fifo"), Auto())
+        )
+
+        def p50(run: SimRun, short: bool) -> float:
+            return statistics.median(
+                (r.end or 0.0) - r.arrival for r in run.results if (r.output_tokens <= 8) == short
+            )
+
+        shorts.append(p50(naive, True) / p50(auto, True))
+        longs.append(p50(naive, False) / p50(auto, False))
+        assert auto.makespan <= 1.05 * naive.makespan
+    assert statistics.median(shorts) >= 3.3, shorts
+    assert statistics.median(longs) >= 0.85, longs

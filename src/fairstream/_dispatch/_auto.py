@@ -6,7 +6,8 @@ as the server's kind allows (what waits inside the server can no longer be reord
 - slow start (cold): a linear ramp from ``start`` while starts raise the peak, until a
   request waits for a slot;
 - continuous: the slots the server proved, nothing waiting, one probe above the peak;
-- static (B from the detector): the next B of similar lengths just in time as a batch ends;
+- static (B from the detector): the next B of similar lengths just in time as a batch ends
+  (a partial batch of long ones held while requests keep arriving);
 - sequential: 1.
 
 Every rule, and the real-HTTP reading it came from, is in ``docs/auto.md``.
@@ -196,6 +197,14 @@ class Auto(Policy):
             queue.pop(now)
             out.append(job)
             longest, room = max(longest, n), room - 1
+        if (
+            out
+            and self._in_time()
+            and batches.hold(out, queue, now, self.step(), self.batch_size or 0)
+        ):
+            for job in reversed(out):
+                queue.push_front(job)
+            return []
         if out and self._in_time():
             batches.sent_batch(self.running)
         return out
@@ -203,6 +212,9 @@ class Auto(Policy):
     def next_wakeup(self, now: float) -> float | None:
         """Just in time: when the running batch is due to end, less a few steps."""
         wake = super().next_wakeup(now)
+        held = self._batches.hold_until
+        if held > now:
+            wake = held if wake is None else min(wake, held)
         if self._in_time() and self.running and not self._batches.sent_ahead:
             due = self._batches.due(self._running, self.step())
             if due is not None and due > now:
@@ -222,6 +234,8 @@ class Auto(Policy):
         self._batches.on_send(job.jid, self.running)
         n = job.expected_tokens
         self._waiting_len[job.jid] = n if n is not None else math.inf
+        if n is not None:
+            self._batches.lengths_sent.append(n)
 
     def _end_slow_start_if_overdue(self, now: float) -> None:
         """Slow start ends as soon as a request *is* waiting (4 steps past the quickest first

@@ -4,12 +4,19 @@ sent mid-batch, and whether a full batch was seen (the batch size is then exact)
 A static server never refills a batch; at its end it starts whatever waits at once, its
 gathering time long passed. So the next batch should reach the server as the running one ends:
 sent earlier it waits there, committed; sent later the server idles a round trip; and a lone
-request sent mid-batch runs alone as the next batch.
+request sent mid-batch runs alone as the next batch. A partial batch of long requests runs as
+long as a full one: while requests keep arriving it is held, so short ones do not wait it out.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._job import Job
 
 __all__ = ["Batches"]
 
@@ -28,6 +35,8 @@ class Batches:
         self.first = 0.0  # the running batch's first first token
         self.sends: list[float] = []  # ... its members' send times
         self.peak = 0  # ... and the most of it that ran at once
+        self.hold_until = -math.inf  # a partial batch of long requests is held until then
+        self.lengths_sent: deque[float] = deque(maxlen=64)  # expected lengths of recent sends
 
     def on_send(self, jid: int, running: int) -> None:
         if running:
@@ -80,3 +89,20 @@ class Batches:
             self.sent_ahead = True
         else:
             self.explore = self.sent % self.explore_every == 0
+
+    def hold(self, out: list[Job], queued: Iterable[Job], now: float, step: float | None,
+             size: int) -> bool:  # fmt: skip
+        """Hold a partial batch of long requests while requests keep arriving, until it fills or
+        its oldest member has waited twice its run: a static server runs it as long as a full
+        one, and the short requests that arrive meanwhile would wait it out (held, they start at
+        once on an idle server). A burst's tail (nothing arrived for a run) goes at once."""
+        lengths = [j.expected_tokens for j in out]
+        if not step or len(out) >= size or None in lengths:
+            return False
+        longest = max(n for n in lengths if n is not None)
+        if longest <= 2 * max(16.0, min(self.lengths_sent, default=0.0)):
+            return False  # short: holding it would only delay it
+        run = longest * step
+        newest = max(j.enqueued for j in [*out, *queued])
+        self.hold_until = min(j.enqueued for j in out) + 2 * run
+        return now - newest < run and now < self.hold_until
