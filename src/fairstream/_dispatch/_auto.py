@@ -116,6 +116,8 @@ class Auto(Policy):
             b = max(self.peak - run, 0) + self._probe
         elif self._in_time():  # the next batch when this one ends (or explores)
             size = self.batch_size or self.start
+            if not self.batch_exact:  # a lower bound: twice it, so a full batch shows
+                size *= 2
             more = self._batches.explore or self._batches.due_now
             b = (len(self._waiting) + (size if more else 0)) if run else size
         elif self.kind == "static":  # a full batch waiting when the running one ends
@@ -134,7 +136,7 @@ class Auto(Policy):
         return max(1, min(self.max_limit, self.running + self.budget()))
 
     def _in_time(self) -> bool:
-        return self.just_in_time and self.kind == "static" and self.batch_exact
+        return self.just_in_time and self.kind == "static" and bool(self.batch_size)
 
     @property
     def batches(self) -> int:
