@@ -5,7 +5,8 @@ was not designed around, and llama.cpp's llama-server with ``--llama``); the cli
 openai SDK wrapped by ``fairstream.instrument`` (routed through a ``Dispatcher`` for the
 dispatcher's policies). Per cell (server x workload x policy), medians over seeds:
 
-- makespan / naive's; short requests' E2E p50 (from submission), naive's / the policy's;
+- makespan / naive's; short requests' E2E p50 (from submission), naive's / the policy's, and
+  long requests' (longer than the workload's median: what holding them for company costs);
 - goodput (output tokens/s of requests whose first token came within the SLO of being sent)
   at 4 steps and at 0.5 model seconds, over the best fixed concurrency's (a sweep);
 - TTFT p50 and p99 (from send); the oracle makespan (the engine in virtual time, told the
@@ -200,6 +201,7 @@ async def run_cell(
 class Cell:
     makespan: list[float] = field(default_factory=list)
     short_p50: list[float] = field(default_factory=list)
+    long_p50: list[float] = field(default_factory=list)
     good4: list[float] = field(default_factory=list)
     good05: list[float] = field(default_factory=list)
     ttft50: list[float] = field(default_factory=list)
@@ -224,6 +226,8 @@ class Cell:
 
         self.makespan.append(span / row.scale)
         self.short_p50.append(statistics.median(short) / row.scale)
+        long = [t.end - s for t, s in zip(ok, starts, strict=True) if (t.max_tokens or 0) > cut]
+        self.long_p50.append(statistics.median(long) / row.scale if long else float("nan"))
         self.good4.append(goodput(4 * step))
         self.good05.append(goodput(0.5 * row.scale))
         self.ttft50.append(ttft[len(ttft) // 2] / row.scale)
@@ -258,7 +262,8 @@ async def run_row(
                     if best is None:
                         continue
                     cell = cells.setdefault("best-fixed", Cell())
-                    for f in ("makespan", "short_p50", "good4", "good05", "ttft50", "ttft99"):
+                    for f in ("makespan", "short_p50", "long_p50", "good4", "good05", "ttft50",
+                              "ttft99"):  # fmt: skip
                         getattr(cell, f).append(getattr(sweep[best], f)[-1])
                     continue
                 # auto-warm: auto started from this seed's all-at-once traffic (Auto(prior=...))
@@ -292,8 +297,9 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
             continue
         orc = naive.med("oracle")
         print(f"\n{row.name} / {wl}" + (f"  (oracle makespan {orc:.2f} s)" if orc == orc else ""))
-        print(f"  {'policy':<14} {'span/naive':>10} {'short x':>8} {'good4/best':>10} "
-              f"{'good.5/best':>11} {'ttft p50':>9} {'ttft p99':>9} {'span/orc':>8}")  # fmt: skip
+        print(f"  {'policy':<14} {'span/naive':>10} {'short x':>8} {'long x':>7} "
+              f"{'good4/best':>10} {'good.5/best':>11} {'ttft p50':>9} {'ttft p99':>9} "
+              f"{'span/orc':>8}")  # fmt: skip
         for policy, c in cells.items():
             g4 = c.med("good4") / best.med("good4") if best and best.med("good4") else float("nan")
             g5 = (
@@ -303,7 +309,8 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
             )
             print(
                 f"  {policy:<14} {c.med('makespan') / naive.med('makespan'):>10.3f}"
-                f" {naive.med('short_p50') / c.med('short_p50'):>8.2f} {g4:>10.3f} {g5:>11.3f}"
+                f" {naive.med('short_p50') / c.med('short_p50'):>8.2f}"
+                f" {naive.med('long_p50') / c.med('long_p50'):>7.2f} {g4:>10.3f} {g5:>11.3f}"
                 f" {c.med('ttft50') * 1e3:>7.0f}ms {c.med('ttft99') * 1e3:>7.0f}ms"
                 f" {c.med('makespan') / orc if orc == orc else float('nan'):>8.3f}"
                 + (f"  ({c.errors} failed)" if c.errors else "")

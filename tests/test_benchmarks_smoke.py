@@ -72,7 +72,8 @@ def test_server_matrix_smoke() -> None:
         )  # fmt: skip
     finally:
         del os.environ["FAIRSTREAM_MATRIX_SCALE"]
-    table = [ln.split() for ln in lines if ln.startswith("  ") and len(ln.split()) == 8]
+    rows = [ln.split() for ln in lines if ln.startswith("  ") and len(ln.split()) == 9]
+    table = [cells for cells in rows if cells[1] != "vs"]  # not the verdict line
     assert [cells[0] for cells in table] == ["naive", "sorted", "best-fixed", "auto", "auto-warm"]
     assert float(table[0][1]) == 1.0  # makespan over naive's: naive's own is 1
     assert any(ln.startswith("  auto vs the better of naive and sorted:") for ln in lines)
