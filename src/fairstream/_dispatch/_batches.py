@@ -96,6 +96,7 @@ class Batches:
         its oldest member has waited twice its run: a static server runs it as long as a full
         one, and the short requests that arrive meanwhile would wait it out (held, they start at
         once on an idle server). A burst's tail (nothing arrived for a run) goes at once."""
+        self.hold_until = -math.inf  # not held: no wake-up for it
         lengths = [j.expected_tokens for j in out]
         if not step or len(out) >= size or None in lengths:
             return False
@@ -104,5 +105,8 @@ class Batches:
             return False  # short: holding it would only delay it
         run = longest * step
         newest = max(j.enqueued for j in [*out, *queued])
-        self.hold_until = min(j.enqueued for j in out) + 2 * run
-        return now - newest < run and now < self.hold_until
+        until = min(j.enqueued for j in out) + 2 * run
+        held = now - newest < run and now < until
+        if held:
+            self.hold_until = until
+        return held
