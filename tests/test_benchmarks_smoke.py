@@ -76,8 +76,14 @@ def test_server_matrix_smoke() -> None:
     table = [cells for cells in rows if cells[1] != "vs"]  # not the verdict line
     assert [cells[0] for cells in table] == ["naive", "sorted", "best-fixed", "auto", "auto-warm"]
     assert float(table[0][1]) == 1.0  # makespan over naive's: naive's own is 1
-    assert any(ln.startswith("  auto vs the better of naive and sorted:") for ln in lines)
+    verdict = "  auto vs the better of naive and sorted, and its targets:"
+    assert any(ln.startswith(verdict) for ln in lines)
+    checks = next(ln for ln in lines if ln.startswith("    span/better "))
+    for name in ("good4/better", "e2e/better", "good4/best", "ttft p50 steps"):  # continuous
+        assert f"; {name} " in checks
     assert any("auto cells miss a target" in ln for ln in lines)
+    assert lines[-1].endswith("of 1 auto cells meet every target")
+    assert any(ln.startswith("| cont-8 / demo | ") for ln in lines)
 
 
 def test_replay_check_smoke() -> None:
