@@ -1,0 +1,86 @@
+"""The server matrix's target checks pick the targets of a server's kind and read ties right."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from matrix_targets import checks
+
+
+@dataclass
+class Med:
+    """A cell's medians, as ``server_matrix.Cell.med`` gives them."""
+
+    values: dict[str, float] = field(default_factory=dict)
+
+    def med(self, name: str) -> float:
+        return self.values[name]
+
+
+def cell(**kw: float) -> Med:
+    base = {"makespan": 10.0, "good4": 100.0, "e2e_p50": 2.0, "short_p50": 1.0}
+    base.update({"ttft50": 0.05, "ttft99": 0.5, "oracle": 9.5})
+    return Med({**base, **kw})
+
+
+def by_name(kind: str, workload: str, **cells: Med) -> dict[str, tuple[float, bool]]:
+    return {c.name: (c.value, c.ok) for c in checks(kind, workload, cells, 0.02)}  # type: ignore[arg-type]
+
+
+def test_never_worse_compares_with_the_better_of_naive_and_sorted() -> None:
+    got = by_name(
+        "sequential",
+        "burst160",
+        naive=cell(makespan=12.0),
+        sorted=cell(makespan=10.0),
+        auto=cell(makespan=10.6),
+    )
+    assert got["span/better"] == (10.6 / 10.0, False)  # 1.06x sorted's, though below naive's
+    assert set(got) == {"span/better", "good4/better", "e2e/better", "short/better"}
+
+
+def test_no_goodput_under_any_policy_is_a_tie_not_a_miss() -> None:
+    got = by_name(
+        "static", "demo", naive=cell(good4=0.0), sorted=cell(good4=0.0), auto=cell(good4=0.0)
+    )
+    assert got["good4/better"] == (1.0, True)
+    some = by_name(
+        "static", "demo", naive=cell(good4=0.0), sorted=cell(good4=0.0), auto=cell(good4=3.0)
+    )
+    assert some["good4/better"][1]
+
+
+def test_static_targets_on_open_loop_load_and_bursts() -> None:
+    loaded = by_name(
+        "static",
+        "poisson150",
+        naive=cell(short_p50=3.0),
+        sorted=cell(short_p50=2.7),
+        auto=cell(short_p50=1.0),
+    )
+    assert loaded["short x"] == (2.7, False)  # 3x better than naive, not than sorted
+    burst = by_name(
+        "static", "burst160", naive=cell(short_p50=12.0), sorted=cell(), auto=cell(makespan=10.0)
+    )
+    assert burst["short x naive"] == (12.0, True)
+    assert burst["span/oracle"] == (10.0 / 9.5, True)
+    assert "good4/best" not in burst
+
+
+def test_continuous_targets() -> None:
+    got = by_name(
+        "continuous",
+        "poisson150",
+        naive=cell(ttft99=0.4),
+        sorted=cell(),
+        auto=cell(good4=90.0, ttft50=0.05, ttft99=0.3),
+        **{"best-fixed": cell(good4=100.0)},
+    )
+    assert got["good4/best"] == (0.9, False)
+    assert got["ttft p50 steps"][0] == 0.05 / 0.02 and not got["ttft p50 steps"][1]
+    assert got["ttft99/naive"] == (0.3 / 0.4, True)
+    assert "short x" not in got and "span/oracle" not in got
