@@ -347,6 +347,18 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
     return misses
 
 
+def run_server(row: Row, names: list[str], policies: list[str], args: Any) -> dict[str, Any]:
+    """Start the row's server in its own process and run every workload and policy on it."""
+    if row.config is not None:
+        with ReferenceServer.in_subprocess(row.config) as handle:
+            model = row.config.model
+            return asyncio.run(run_row(row, handle.base_url, model, names, policies, args))
+    from llama_server import MODEL_NAME, LlamaServer
+
+    with LlamaServer(slots=row.llama_slots) as server:
+        return asyncio.run(run_row(row, server.base_url, MODEL_NAME, names, policies, args))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="half-size workloads, 1 seed")
@@ -371,18 +383,12 @@ def main(argv: list[str] | None = None) -> int:
           f"times in model seconds (reference server at time scale {SCALE})")  # fmt: skip
     misses: list[str] = []
     started = time.monotonic()
-    for row in rows:
-        if row.config is not None:
-            with ReferenceServer.in_subprocess(row.config) as handle:
-                res = asyncio.run(run_row(row, handle.base_url, row.config.model, names,
-                                          policies, args))  # fmt: skip
-        else:
-            from llama_server import MODEL_NAME, LlamaServer
-
-            with LlamaServer(slots=row.llama_slots) as server:
-                res = asyncio.run(run_row(row, server.base_url, MODEL_NAME, names, policies, args))
-        misses += report(row, res)
-        sys.stdout.flush()
+    try:
+        for row in rows:
+            misses += report(row, run_server(row, names, policies, args))
+            sys.stdout.flush()
+    except KeyboardInterrupt:  # a long run stopped (Ctrl-C): the rows done still get their table
+        print(f"\nstopped after {len({c.split(' / ')[0] for c, _ in TABLE})} of {len(rows)} rows")
     cells = len({m.split(": ")[0] for m in misses})
     print(f"\n{cells} auto cells miss a target, {len(misses)} misses"
           f" ({time.monotonic() - started:.0f} s)")  # fmt: skip
