@@ -232,7 +232,9 @@ class Cell:
         starts = [t.enqueued if t.enqueued is not None else t.sent or 0.0 for t in ok]
         span = max(t.end for t in ok) - min(starts)
         cut = statistics.median(j.max_tokens for j in jobs)
-        short = [t.end - s for t, s in zip(ok, starts, strict=True) if (t.max_tokens or 0) <= cut]
+        e2e = [t.end - s for t, s in zip(ok, starts, strict=True)]
+        short = [e for e, t in zip(e2e, ok, strict=True) if (t.max_tokens or 0) <= cut]
+        long = [e for e, t in zip(e2e, ok, strict=True) if (t.max_tokens or 0) > cut]
         ttft = sorted(t.ttft for t in ok if t.ttft is not None)
         step = row.step * row.scale
 
@@ -241,9 +243,7 @@ class Cell:
 
         self.makespan.append(span / row.scale)
         self.short_p50.append(statistics.median(short) / row.scale)
-        e2e = [t.end - s for t, s in zip(ok, starts, strict=True)]
         self.e2e_p50.append(statistics.median(e2e) / row.scale)
-        long = [t.end - s for t, s in zip(ok, starts, strict=True) if (t.max_tokens or 0) > cut]
         self.long_p50.append(statistics.median(long) / row.scale if long else float("nan"))
         self.good4.append(goodput(4 * step))
         self.good05.append(goodput(0.5 * row.scale))
