@@ -61,12 +61,9 @@ class Auto(Policy):
         just_in_time: bool = True,
         explore_every: int = 4,
         ramp_doubles: bool = True,
-        burst: int = 32,
     ) -> None:
         super().__init__()
         self.start, self.order, self.max_limit = start, order, max_limit
-        self.burst = burst  # a cold start's first burst up to this size goes at once
-        self._cold = True  # until the first admission that finds work
         self.just_in_time = just_in_time
         self.ramp_doubles = ramp_doubles  # slow start doubles once the server is continuous
         self._batches = Batches(explore_every)
@@ -176,10 +173,6 @@ class Auto(Policy):
         """Static: a request joins the batch waiting at the server only within 2x of its
         longest (or of 16 tokens), so short requests are not stretched to a long one's length.
         Continuous: see :meth:`_admit_critical_first`."""
-        if self._cold and len(queue):
-            self._cold = False
-            if self.slow_start and len(queue) <= self.burst:
-                self._offer = max(self._offer, len(queue))
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
         if self.kind == "continuous":
