@@ -16,7 +16,8 @@ Policies: ``naive`` (everything at once, in arrival order), ``sorted`` (everythi
 shortest first), ``fixed:N`` for the best N of a sweep, ``auto``, ``auto-warm`` (``auto``
 started from the same seed's all-at-once traces: ``Auto(prior=...)``), ``auto-pipelined``
 (``Auto(just_in_time=False)``: a static server's next batch waits at the server, as in a
-pool), ``auto-startN`` (``Auto(start=N)``: another first round), ``gradient`` and, where
+pool), ``auto-startN`` (``Auto(start=N)``: another first round), ``auto-slo4``
+(``Auto(ttft_slo=...)`` told the 4-step TTFT SLO the goodput counts), ``gradient`` and, where
 the batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against issue 14's
 targets for its server's kind (``matrix_targets.py``: never worse than the better of naive and
 sorted; static servers' short requests; continuous servers' goodput and TTFT), and a Markdown
@@ -293,6 +294,8 @@ async def run_row(
                     pol = Auto(just_in_time=False)
                 elif policy.startswith("auto-start"):  # e.g. auto-start8: another first round
                     pol = Auto(start=int(policy.removeprefix("auto-start")))
+                elif policy == "auto-slo4":  # the 4-step TTFT SLO given: Auto(ttft_slo=...)
+                    pol = Auto(ttft_slo=4 * row.step * row.scale)
                 traces = await run_cell(base_url, model, row, jobs, pol, seed)
                 if policy == "naive":
                     seen = traces
