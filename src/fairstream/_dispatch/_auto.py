@@ -10,6 +10,10 @@ as the server's kind allows (what waits inside the server can no longer be reord
   (a partial batch of long ones held while requests keep arriving);
 - sequential: 1.
 
+``Auto(ttft_slo=seconds)`` also caps what is in flight, AIMD on first tokens past the SLO, on
+any server but a static one: where filling the server costs first tokens the SLO (a
+prefill-heavy mix), it keeps goodput at the cost of makespan.
+
 Every rule, and the real-HTTP reading it came from, is in ``docs/auto.md``.
 """
 
