@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from fairstream import Auto, Dispatcher, Recorder, StreamClient, StreamTrace
-from fairstream._dispatch._auto import _SloCap
+from fairstream._dispatch._slo import SloCap
 from tests.conftest import REAL_STEP, ServerFactory
 
 
@@ -18,7 +18,7 @@ def test_the_slo_must_be_a_positive_time() -> None:
 
 
 def test_the_cap_falls_on_repeated_misses_and_grows_back_on_hits() -> None:
-    cap = _SloCap(0.1)
+    cap = SloCap(0.1)
     cap.sample(0.05, sent=0.0, now=0.05, in_flight=20)
     assert cap.value == float("inf")  # no cap until misses come
     cap.sample(0.3, sent=0.0, now=0.3, in_flight=20)

@@ -30,6 +30,7 @@ from .._detect import BatchingReport, analyze
 from ._batches import Batches
 from ._policies import Policy
 from ._queue import FairQueue, Order
+from ._slo import SloCap
 from ._tail import critical_first, most_running
 
 if TYPE_CHECKING:
@@ -71,8 +72,8 @@ class Auto(Policy):
         if ttft_slo is not None and ttft_slo <= 0:
             raise ValueError(f"ttft_slo must be > 0 seconds, not {ttft_slo!r}")
         self.start, self.order, self.max_limit = start, order, max_limit
-        self.ttft_slo = ttft_slo  # seconds from send; None: fill the server (see _SloCap)
-        self._slo = _SloCap(ttft_slo) if ttft_slo is not None else None
+        self.ttft_slo = ttft_slo  # seconds from send; None: fill the server (see SloCap)
+        self._slo = SloCap(ttft_slo) if ttft_slo is not None else None
         self.just_in_time = just_in_time
         self.ramp_doubles = ramp_doubles  # slow start doubles once the server is continuous
         self._batches = Batches(explore_every)
@@ -477,37 +478,3 @@ class Auto(Policy):
     def describe(self) -> str:
         size = f", B={self.batch_size}" if self.kind == "static" and self.batch_size else ""
         return f"auto: {self.kind}{size} (limit {self.limit()})"
-
-
-class _SloCap:
-    """``Auto(ttft_slo=...)``: a cap on what is in flight, so first tokens come within the SLO.
-
-    Filling a continuous server ends a burst soonest, but every newcomer's prefill then shares
-    loaded steps: on a prefill-heavy mix no first token comes within 4 steps at full occupancy
-    (benchmarks/README, session 15). AIMD on TTFT from send: the second miss among the last 16
-    first tokens cuts the cap to what was in flight times SLO / TTFT (between 1/2 and 9/10;
-    once per round: samples sent before a cut do not cut again); each first token within the
-    SLO adds 1/cap (one more per round of first tokens)."""
-
-    def __init__(self, slo: float) -> None:
-        self.slo = slo
-        self.value = math.inf  # no cap until the first cut
-        self._cut_at = -math.inf
-        self._recent: deque[bool] = deque(maxlen=16)  # missed?
-
-    @property
-    def cap(self) -> int:
-        return 1 << 30 if self.value == math.inf else max(1, int(self.value))
-
-    def sample(self, ttft: float, sent: float, now: float, in_flight: int) -> None:
-        miss = ttft > self.slo
-        if sent <= self._cut_at:
-            return  # sent before the last cut: it shows the old cap, not this one
-        self._recent.append(miss)
-        if miss and sum(self._recent) >= 3:
-            share = 0.9
-            self.value = max(1.0, share * min(self.value, in_flight))
-            self._cut_at = now
-            self._recent.clear()
-        elif not miss and self.value != math.inf:
-            self.value += 1.0 / self.value
