@@ -84,6 +84,8 @@ def test_server_matrix_smoke() -> None:
     assert any("auto cells miss a target" in ln for ln in lines)
     assert lines[-1].endswith("of 1 auto cells meet every target")
     assert any(ln.startswith("| cont-8 / demo | ") for ln in lines)
+    # the sweep's frontier: can a fixed concurrency meet the makespan and goodput targets?
+    assert any(ln.startswith("  fixed N, span/better / good4/best: 4: ") for ln in lines)
 
 
 def test_replay_check_smoke() -> None:
