@@ -13,10 +13,10 @@ class SloCap:
 
     Filling a continuous server ends a burst soonest, but every newcomer's prefill then shares
     loaded steps: on a prefill-heavy mix no first token comes within 4 steps at full occupancy
-    (benchmarks/README, session 15). AIMD on TTFT from send: the second miss among the last 16
-    first tokens cuts the cap to what was in flight times SLO / TTFT (between 1/2 and 9/10;
-    once per round: samples sent before a cut do not cut again); each first token within the
-    SLO adds 1/cap (one more per round of first tokens)."""
+    (benchmarks/README, session 15). AIMD on TTFT from send: the third miss among the last 16
+    first tokens cuts the cap to 0.9 of what was in flight (once per round: samples sent before
+    a cut do not cut again; a lone miss is a client hiccup more often than a full server); each
+    first token within the SLO adds 1/cap (one more per round of first tokens)."""
 
     def __init__(self, slo: float) -> None:
         self.slo = slo
@@ -34,8 +34,7 @@ class SloCap:
             return  # sent before the last cut: it shows the old cap, not this one
         self._recent.append(miss)
         if miss and sum(self._recent) >= 3:
-            share = 0.9
-            self.value = max(1.0, share * min(self.value, in_flight))
+            self.value = max(1.0, 0.9 * min(self.value, in_flight))
             self._cut_at = now
             self._recent.clear()
         elif not miss and self.value != math.inf:
