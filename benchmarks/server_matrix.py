@@ -251,6 +251,12 @@ class Cell:
         self.ttft50.append(ttft[len(ttft) // 2] / row.scale)
         self.ttft99.append(ttft[min(len(ttft) - 1, int(0.99 * len(ttft)))] / row.scale)
 
+    def take_last(self, other: Cell) -> None:
+        """Append ``other``'s latest run (one seed of a swept fixed concurrency)."""
+        for f in ("makespan", "short_p50", "e2e_p50", "long_p50", "good4", "good05", "ttft50",
+                  "ttft99"):  # fmt: skip
+            getattr(self, f).append(getattr(other, f)[-1])
+
     def med(self, name: str) -> float:
         values = getattr(self, name)
         return statistics.median(values) if values else float("nan")
@@ -270,10 +276,7 @@ async def run_row(
                     sweep[c] = Cell()
                     sweep[c].add(await run_cell(base_url, model, row, jobs, f"fixed:{c}", seed),
                                  row, jobs)  # fmt: skip
-                    every = cells.setdefault(f"fixed:{c}", Cell())  # the frontier, over seeds
-                    for f in ("makespan", "short_p50", "e2e_p50", "long_p50", "good4", "good05",
-                              "ttft50", "ttft99"):  # fmt: skip
-                        getattr(every, f).append(getattr(sweep[c], f)[-1])
+                    cells.setdefault(f"fixed:{c}", Cell()).take_last(sweep[c])  # the frontier
             best = max(sweep, key=lambda c: sweep[c].good4[-1]) if sweep else None
             seen: list[StreamTrace] = []
             for policy in policies:
@@ -283,10 +286,7 @@ async def run_row(
                 if policy == "best-fixed":
                     if best is None:
                         continue
-                    cell = cells.setdefault("best-fixed", Cell())
-                    for f in ("makespan", "short_p50", "e2e_p50", "long_p50", "good4", "good05",
-                              "ttft50", "ttft99"):  # fmt: skip
-                        getattr(cell, f).append(getattr(sweep[best], f)[-1])
+                    cells.setdefault("best-fixed", Cell()).take_last(sweep[best])
                     continue
                 # auto-warm: auto started from this seed's all-at-once traffic (Auto(prior=...))
                 # auto-pipelined: a static server's next batch waits at the server (a pool's
