@@ -186,7 +186,7 @@ class _Restarted:
 def test_auto_notices_a_server_restarted_with_another_scheduler() -> None:
     lengths = random.Random(3).choices([8, 32, 64, 128], k=400)
     jobs = [SimRequest(0.0, output_tokens=n, expected_tokens=n) for n in lengths]
-    engine = _Restarted(STATIC.build_engine(), CONTINUOUS.build_engine(), at=20.0)
+    engine = _Restarted(STATIC.build_engine(), CONTINUOUS.build_engine(), at=4.0)
     policy = Auto()
     simulate(engine, jobs, policy)  # type: ignore[arg-type]
     kinds = [c.split(" -> ")[1].split(" ")[1].rstrip(",") for c in policy.changes if " -> " in c]
@@ -277,7 +277,11 @@ def test_auto_leaves_nothing_waiting_inside_a_continuous_server() -> None:
         rng = random.Random(seed)
         lengths = [min(96, max(1, int(rng.expovariate(1 / 24)))) for _ in range(160)]
         jobs = [SimRequest(0.0, 16, n, expected_tokens=n) for n in lengths]
-        auto, fixed = (simulate(config.build_engine(), jobs, p) for p in (Auto(), Fixed(16)))
+        # cold, plain ``auto`` sends the burst's short band at once (makespan first): what it
+        # does once it knows the server is this test's, so its first wave is one round
+        auto, fixed = (
+            simulate(config.build_engine(), jobs, p) for p in (Auto(first_wave=0), Fixed(16))
+        )
         assert auto.makespan <= 1.05 * fixed.makespan
         ratios.append(goodput(auto) / goodput(fixed))
     assert statistics.median(ratios) >= 0.85, ratios
@@ -309,6 +313,27 @@ def test_open_loop_arrivals_keep_short_requests_first_on_a_continuous_server() -
     assert statistics.median(ratios) >= 1.5, ratios
 
 
+def test_a_cold_burst_sends_its_short_band_at_once_and_holds_the_long_ones() -> None:
+    """Cold, the first admission sends the burst's lengths up to twice the shortest (or 32
+    tokens) at once, shortest first, capped by ``first_wave``; the long ones wait for slow
+    start. With a TTFT SLO, or once the server's kind is known, there is no such wave."""
+    lengths = [8] * 16 + [128] * 16 + [20] * 5
+
+    def first(policy: Auto) -> list[float]:
+        q = FairQueue("shortest")
+        for n in lengths:
+            q.push(Job(expected_tokens=n, enqueued=0.0))
+        return [j.expected_tokens or 0.0 for j in policy.admit(q, 0, 0.0)]
+
+    assert sorted(first(Auto(first_wave=64))) == sorted(n for n in lengths if n <= 32)
+    assert first(Auto(first_wave=10)) == [8] * 10
+    assert len(first(Auto())) == Auto().first_wave > Auto().start
+    assert len(first(Auto(ttft_slo=0.1))) == Auto().start
+    warm = Auto()
+    warm.kind = "continuous"
+    assert len(first(warm)) < 21
+
+
 def test_slow_start_doubles_once_the_server_is_known_continuous() -> None:
     """A burst of 64 on a 64-slot continuous server: the ramp reaches every request sooner
     when it doubles after the first refills than when it adds 8 a round (a pool's leader);
@@ -320,9 +345,12 @@ def test_slow_start_doubles_once_the_server_is_known_continuous() -> None:
         run = simulate(cfg.build_engine(), burst, policy=policy)
         return max(r.sent or 0.0 for r in run.results)
 
-    doubled, ramped = last_sent(Auto(), wide), last_sent(Auto(ramp_doubles=False), wide)
+    def ramp(doubles: bool) -> Auto:  # no first wave: equal lengths would all go in it
+        return Auto(first_wave=0, ramp_doubles=doubles)
+
+    doubled, ramped = last_sent(ramp(True), wide), last_sent(ramp(False), wide)
     assert doubled < 0.8 * ramped, (doubled, ramped)
-    assert last_sent(Auto(), STATIC) == last_sent(Auto(ramp_doubles=False), STATIC)
+    assert last_sent(ramp(True), STATIC) == last_sent(ramp(False), STATIC)
 
 
 def test_a_chunked_continuous_server_shows_all_its_slots() -> None:
