@@ -312,7 +312,8 @@ def test_open_loop_arrivals_keep_short_requests_first_on_a_continuous_server() -
 def test_a_cold_burst_sends_its_short_band_at_once_and_holds_the_long_ones() -> None:
     """Cold, the first admission sends the burst's lengths up to twice the shortest (or 32
     tokens) at once, shortest first, capped by ``first_wave``; the long ones wait for slow
-    start. With a TTFT SLO, or once the server's kind is known, there is no such wave."""
+    start. With a TTFT SLO, once the server's kind is known, or with no long ones, there is no
+    such wave."""
     lengths = [8] * 16 + [128] * 16 + [20] * 5
 
     def first(policy: Auto) -> list[float]:
@@ -328,6 +329,8 @@ def test_a_cold_burst_sends_its_short_band_at_once_and_holds_the_long_ones() -> 
     warm = Auto()
     warm.kind = "continuous"
     assert len(first(warm)) < 21
+    lengths = [8] * 20  # no long class: no wave
+    assert len(first(Auto())) == Auto().start
 
 
 def test_slow_start_doubles_once_the_server_is_known_continuous() -> None:

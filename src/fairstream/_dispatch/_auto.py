@@ -238,15 +238,19 @@ class Auto(Policy):
         Sent shortest first, a band fills a static server's batches in order with similar
         lengths (its own first come, first served), and a continuous server's slots as sending
         everything at once would; what is left (the long ones) waits one round of first tokens,
-        so a burst no larger than a static batch does not run as one mixed batch. The cap
-        (16 by default) keeps a small server's first tokens prompt: a wave of 32 cost 16-slot
-        servers most of their 4-step goodput over real HTTP (see ``docs/auto.md``)."""
+        so a burst no larger than a static batch does not run as one mixed batch. Only when the
+        band is not the whole burst: similar lengths have no short class to send ahead, and
+        over real HTTP a prefill-heavy mix of similar short answers lost most of its 4-step
+        goodput to a wave of 16. The cap (16 by default) keeps a small server's first tokens
+        prompt: a wave of 32 cost 16-slot servers most of their 4-step goodput on a burst of
+        exponential lengths (see ``docs/auto.md``)."""
         self._waved = True
         if self.kind != "unknown" or not self.slow_start or in_flight or self._slo is not None:
             return  # a warm start (the prior told), or first tokens come first (a TTFT SLO)
         lengths = sorted(_length(j) for j in queue)
         band = bisect.bisect_right(lengths, 2 * max(lengths[0], 16))
-        self._offer = max(self._offer, min(band, self.first_wave))
+        if band < len(lengths):  # a short class ahead of a long one (no split: no wave)
+            self._offer = max(self._offer, min(band, self.first_wave))
 
     def next_wakeup(self, now: float) -> float | None:
         """Just in time: when the running batch is due to end, less a few steps."""
