@@ -3,8 +3,9 @@
 The limit is what the server runs now plus a budget of requests waiting at the server, as small
 as the server's kind allows (what waits inside the server can no longer be reordered):
 
-- slow start (cold): the burst's shortest band at once (up to ``first_wave``), then a linear
-  ramp while starts raise the peak, until a request waits for a slot;
+- slow start (cold): the burst's shortest band at once when longer requests follow it (up to
+  ``first_wave``), then a linear ramp while starts raise the peak, until a request waits for a
+  slot;
 - continuous: the slots the server proved, nothing waiting, one probe above the peak;
 - static (B from the detector): the next B of similar lengths just in time as a batch ends
   (a partial batch of long ones held while requests keep arriving);
