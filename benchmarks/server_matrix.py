@@ -121,6 +121,14 @@ class Job:
     prompt_words: int = 16
 
 
+WORKLOADS = ("demo", "burst160", "prefill", "poisson50", "poisson100", "poisson150")
+
+
+def _poisson(name: str) -> bool:
+    """``poisson<N>``: open loop at N% of the server's capacity."""
+    return name.startswith("poisson") and name[len("poisson") :].isdigit()
+
+
 def workload(name: str, seed: int, row: Row, quick: bool) -> list[Job]:
     rng = random.Random(seed)
     k = 2 if quick else 1
@@ -132,7 +140,7 @@ def workload(name: str, seed: int, row: Row, quick: bool) -> list[Job]:
         return [Job(0.0, min(96, max(1, int(rng.expovariate(1 / 24))))) for _ in range(160 // k)]
     if name == "prefill":  # long prompts, short answers
         return [Job(0.0, rng.randint(4, 16), rng.randint(300, 600)) for _ in range(48 // k)]
-    if name.startswith("poisson"):  # open loop at a share of the server's capacity
+    if _poisson(name):  # open loop at a share of the server's capacity
         share = int(name[len("poisson") :]) / 100
         cap = capacity(row)
         n = 96 // k
@@ -394,18 +402,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", default="")
     ap.add_argument("--workloads", default="demo,burst160,poisson50,poisson100,poisson150,prefill")
     ap.add_argument("--policies", default="naive,sorted,best-fixed,auto,auto-warm,gradient,waves")
-    ap.add_argument("--sweep", default="1,4,8,16,32,64")
+    ap.add_argument("--sweep", default=None, help="1,4,8,16,32,64 (with --quick: 4,16)")
     args = ap.parse_args(argv)
     if args.seeds is None:
         args.seeds = 1 if args.quick else 3
-    if args.quick:
-        args.sweep = "4,16"
+    if args.sweep is None:  # given, it is used as given, --quick or not
+        args.sweep = "4,16" if args.quick else "1,4,8,16,32,64"
     args.sweep = [int(c) for c in args.sweep.split(",") if c]
     rows = ROWS + (LLAMA_ROWS if args.llama else [])
     if args.rows:
         wanted = set(args.rows.split(","))
+        if unknown := wanted - {r.name for r in rows}:
+            ap.error(f"unknown rows {sorted(unknown)} (llama rows need --llama); rows: "
+                     + ",".join(r.name for r in ROWS + LLAMA_ROWS))  # fmt: skip
         rows = [r for r in rows if r.name in wanted]
     names, policies = args.workloads.split(","), args.policies.split(",")
+    if unknown := [n for n in names if n not in WORKLOADS and not _poisson(n)]:
+        ap.error(f"unknown workloads {unknown}; workloads: {','.join(WORKLOADS)},poisson<N>")
     print(f"server matrix: {len(rows)} servers, workloads {names}, {args.seeds} seed(s); "
           f"times in model seconds (reference server at time scale {SCALE})")  # fmt: skip
     misses: list[str] = []

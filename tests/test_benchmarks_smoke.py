@@ -88,6 +88,20 @@ def test_server_matrix_smoke() -> None:
     assert any(ln.startswith("  fixed N, span/better / good4/best: 4: ") for ln in lines)
 
 
+def test_server_matrix_refuses_a_name_it_does_not_know() -> None:
+    """A misspelt row or workload is an error naming the known ones, not an empty run."""
+    for args in (["--rows", "cont-16,cont16"], ["--workloads", "demo,poison50"]):
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert out.returncode == 2 and out.stdout == ""
+        assert "unknown" in out.stderr and ("cont16" in out.stderr or "poison50" in out.stderr)
+
+
 def test_replay_check_smoke() -> None:
     """One static server, one run of 8 requests: a row with the fit and both ratio pairs."""
     lines = run_benchmark("replay_check.py", "--runs", "1", "--requests", "8", "--servers", "1")
