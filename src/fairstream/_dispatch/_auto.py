@@ -131,13 +131,15 @@ class Auto(Policy):
         elif self.kind == "continuous":  # the slots it proved (+1 while probing): none wait
             b = max(self.peak - run, 0) + self._probe
         elif self._in_time():  # the next batch when this one ends (or explores)
-            size = self.batch_size or self.start
+            size = self._batch or self.start
             if not self.batch_exact:  # a lower bound: twice it, so a full batch shows
                 size *= 2
             more = self._batches.explore or self._batches.due_now
             b = (len(self._waiting) + (size if more else 0)) if run else size
+            if run and self._waiting:  # the next batch waits at the server, partial: fill it
+                b = max(b, self._batch)  # (to B: exact, or a lower bound)
         elif self.kind == "static":  # a full batch waiting when the running one ends
-            size = max(self.batch_size or 0, self.peak) or self.start
+            size = self._batch or self.start
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
         elif self.kind == "sequential":
             b = 1
@@ -153,6 +155,14 @@ class Auto(Policy):
         if self._slo is not None and self.kind != "static":  # a batch's wait is not ours to cut
             n = min(n, self._slo.cap)
         return max(1, min(self.max_limit, n))
+
+    @property
+    def _batch(self) -> int:
+        """B, or while it is a lower bound the most seen running at once if more (the detector
+        reads a batch whose 1-token answers ended at their first token as a smaller one)."""
+        if self.batch_exact:
+            return self.batch_size or 0
+        return max(self.batch_size or 0, self.peak)
 
     def _in_time(self) -> bool:
         return self.just_in_time and self.kind == "static" and bool(self.batch_size)
@@ -220,11 +230,9 @@ class Auto(Policy):
             queue.pop(now)
             out.append(job)
             longest, room = max(longest, n), room - 1
-        if (
-            out
-            and self._in_time()
-            and batches.hold(out, queue, now, self.step(), self.batch_size or 0)
-        ):
+        # the next batch: what already waits for it at the server (behind a running one), and out
+        room_in_batch = self._batch - (len(self._waiting) if self.running else 0)
+        if out and self._in_time() and batches.hold(out, queue, now, self.step(), room_in_batch):
             for job in reversed(out):
                 queue.push_front(job)
             return []
