@@ -20,7 +20,6 @@ Every rule, and the real-HTTP reading it came from, is in ``docs/auto.md``.
 
 from __future__ import annotations
 
-import bisect
 import logging
 import math
 import statistics
@@ -29,7 +28,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
-from ._batches import Batches
+from ._batches import Batches, band_size, take_band
 from ._policies import Policy
 from ._queue import FairQueue, Order, _length
 from ._slo import SloCap
@@ -217,19 +216,7 @@ class Auto(Policy):
         room = self.limit() - in_flight
         if self._in_time() and not self.running and batches.left_over(self._waiting):
             return []  # the server starts those alone now: ours would miss their batch
-        longest = max(self._waiting_len.values(), default=-math.inf)
-        out: list[Job] = []
-        while room > 0:
-            job = queue.peek(now)
-            if job is None:
-                break
-            n = job.expected_tokens if job.expected_tokens is not None else math.inf
-            overdue = now - job.enqueued > queue.max_reorder_wait
-            if longest > -math.inf and n > 2 * max(longest, 16) and not overdue:
-                break  # it goes in a later batch
-            queue.pop(now)
-            out.append(job)
-            longest, room = max(longest, n), room - 1
+        out = take_band(queue, room, now, max(self._waiting_len.values(), default=-math.inf))
         # the next batch: what already waits for it at the server (behind a running one), and out
         room_in_batch = self._batch - (len(self._waiting) if self.running else 0)
         if out and self._in_time() and batches.hold(out, queue, now, self.step(), room_in_batch):
@@ -257,7 +244,7 @@ class Auto(Policy):
         if self.kind != "unknown" or not self.slow_start or in_flight or self._slo is not None:
             return  # a warm start (the prior told), or first tokens come first (a TTFT SLO)
         lengths = sorted(_length(j) for j in queue)
-        band = bisect.bisect_right(lengths, 2 * max(lengths[0], 16))
+        band = band_size(lengths)
         if band < len(lengths):  # a short class ahead of a long one (no split: no wave)
             self._offer = max(self._offer, min(band, self.first_wave))
 

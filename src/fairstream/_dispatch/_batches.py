@@ -17,8 +17,39 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ._job import Job
+    from ._queue import FairQueue
 
-__all__ = ["Batches"]
+__all__ = ["Batches", "band_size", "take_band"]
+
+
+def _similar(n: float, longest: float) -> bool:
+    """Lengths one static batch runs without stretching the short: within 2x of its longest
+    (or of 16 tokens)."""
+    return n <= 2 * max(longest, 16)
+
+
+def band_size(lengths: list[float]) -> int:
+    """How many of ``lengths`` (sorted) are similar to the shortest."""
+    return sum(1 for n in lengths if _similar(n, lengths[0]))
+
+
+def take_band(queue: FairQueue, room: int, now: float, longest: float) -> list[Job]:
+    """Up to ``room`` jobs, shortest first, each similar to the longest taken or already waiting
+    for the batch (``longest``; -inf: none), so short requests are not stretched to a long one's
+    length. A job that waited past the queue's reorder bound goes regardless."""
+    out: list[Job] = []
+    while room > 0:
+        job = queue.peek(now)
+        if job is None:
+            break
+        n = job.expected_tokens if job.expected_tokens is not None else math.inf
+        overdue = now - job.enqueued > queue.max_reorder_wait
+        if longest > -math.inf and not _similar(n, longest) and not overdue:
+            break  # it goes in a later batch
+        queue.pop(now)
+        out.append(job)
+        longest, room = max(longest, n), room - 1
+    return out
 
 
 class Batches:
