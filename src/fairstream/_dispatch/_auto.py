@@ -69,6 +69,7 @@ class Auto(Policy):
         ramp_doubles: bool = True,
         ttft_slo: float | None = None,
         first_wave: int = 16,
+        gather: float = 0.005,
     ) -> None:
         super().__init__()
         if ttft_slo is not None and ttft_slo <= 0:
@@ -94,6 +95,8 @@ class Auto(Policy):
         # cold: the most the shortest band of a burst sends at once (<= start: no wave)
         self.first_wave = first_wave
         self._waved = False  # the first wave was sized (see :meth:`_size_first_wave`)
+        self.gather = gather  # cold: the first wave waits for a burst's arrivals to pause
+        self._gather_until = -math.inf
         self._probe = 0  # continuous: 1 while offering one above the peak, to find a slot more
         self._calm = 0  # continuous: completions to wait, after a late start, before probing
         self._misses = 0  # continuous: probes in a row that found no slot (backs ``_calm`` off)
@@ -204,6 +207,8 @@ class Auto(Policy):
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
         if not self._waved and len(queue):
+            if self._gathering(queue, in_flight, now):
+                return []
             self._size_first_wave(queue, in_flight)
         if self.kind == "continuous":
             return self._admit_critical_first(queue, in_flight, now)
@@ -227,6 +232,21 @@ class Auto(Policy):
             batches.sent_batch(self.running)
         return out
 
+    def _cold(self, in_flight: int) -> bool:
+        """Nothing known, nothing sent: the first wave's case (not with a TTFT SLO)."""
+        return self.kind == "unknown" and self.slow_start and not in_flight and self._slo is None
+
+    def _gathering(self, queue: FairQueue, in_flight: int, now: float) -> bool:
+        """Cold, hold the first wave until no request arrived for ``gather`` seconds (at most
+        10x that after the first): a burst whose sends a client spreads over milliseconds (10 ms
+        of jitter over real HTTP) would otherwise show its first admission one request, no
+        short class to send ahead, and slow start would send the first arrivals, mixed."""
+        if self.gather <= 0 or not self._cold(in_flight):
+            return False
+        times = [j.enqueued for j in queue]
+        self._gather_until = min(max(times) + self.gather, min(times) + 10 * self.gather)
+        return now < self._gather_until
+
     def _size_first_wave(self, queue: FairQueue, in_flight: int) -> None:
         """Cold, before anything is sent: the burst's shortest band goes at once (lengths up to
         twice the shortest, or 32 tokens; at most ``first_wave``), the rest with slow start.
@@ -241,7 +261,7 @@ class Auto(Policy):
         prompt: a wave of 32 cost 16-slot servers most of their 4-step goodput on a burst of
         exponential lengths (see ``docs/auto.md``)."""
         self._waved = True
-        if self.kind != "unknown" or not self.slow_start or in_flight or self._slo is not None:
+        if not self._cold(in_flight):
             return  # a warm start (the prior told), or first tokens come first (a TTFT SLO)
         lengths = sorted(_length(j) for j in queue)
         band = band_size(lengths)
@@ -249,8 +269,11 @@ class Auto(Policy):
             self._offer = max(self._offer, min(band, self.first_wave))
 
     def next_wakeup(self, now: float) -> float | None:
-        """Just in time: when the running batch is due to end, less a few steps."""
+        """Just in time: when the running batch is due to end, less a few steps (cold: when
+        the first wave's gathering ends)."""
         wake = super().next_wakeup(now)
+        if not self._waved and self._gather_until > now:
+            return self._gather_until if wake is None else min(wake, self._gather_until)
         held = self._batches.hold_until
         if held > now:
             wake = held if wake is None else min(wake, held)
