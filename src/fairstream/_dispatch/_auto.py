@@ -4,8 +4,8 @@ The limit is what the server runs now plus a budget of requests waiting at the s
 as the server's kind allows (what waits inside the server can no longer be reordered):
 
 - slow start (cold): the burst's shortest band at once when longer requests follow it (up to
-  ``first_wave``), then a linear ramp while starts raise the peak, until a request waits for a
-  slot;
+  ``first_wave``, once its arrivals pause for ``gather``), then a linear ramp while starts
+  raise the peak, until a request waits for a slot;
 - continuous: the slots the server proved, nothing waiting, one probe above the peak;
 - static (B from the detector): the next B of similar lengths just in time as a batch ends
   (a partial batch of long ones held while requests keep arriving);
@@ -28,11 +28,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
-from ._batches import Batches, band_size, take_band
+from ._batches import Batches, take_band
 from ._policies import Policy
-from ._queue import FairQueue, Order, _length
+from ._queue import FairQueue, Order
 from ._slo import SloCap
 from ._tail import critical_first, most_running
+from ._wave import FirstWave
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
@@ -92,11 +93,8 @@ class Auto(Policy):
         self._proved = 0  # warm start, until the first completion: what the prior ran at once
         self.slow_start = True  # until a request waits inside the server
         self._offer = start  # slow start: what may be in flight
-        # cold: the most the shortest band of a burst sends at once (<= start: no wave)
-        self.first_wave = first_wave
-        self._waved = False  # the first wave was sized (see :meth:`_size_first_wave`)
-        self.gather = gather  # cold: the first wave waits for a burst's arrivals to pause
-        self._gather_until = -math.inf
+        self.first_wave, self.gather = first_wave, gather  # cold: see FirstWave
+        self._wave = FirstWave(first_wave, gather)
         self._probe = 0  # continuous: 1 while offering one above the peak, to find a slot more
         self._calm = 0  # continuous: completions to wait, after a late start, before probing
         self._misses = 0  # continuous: probes in a row that found no slot (backs ``_calm`` off)
@@ -206,10 +204,13 @@ class Auto(Policy):
         Continuous: see :meth:`_admit_critical_first`."""
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
-        if not self._waved and len(queue):
-            if self._gathering(queue, in_flight, now):
-                return []
-            self._size_first_wave(queue, in_flight)
+        if not self._wave.sized and len(queue):
+            if self._cold(in_flight):  # not warm (the prior told), nor with a TTFT SLO
+                if self._wave.gathering(queue, now):
+                    return []
+                wave = self._wave.size(queue)
+                self._offer = max(self._offer, wave or 0)
+            self._wave.sized = True
         if self.kind == "continuous":
             return self._admit_critical_first(queue, in_flight, now)
         if self.kind != "static":
@@ -236,44 +237,12 @@ class Auto(Policy):
         """Nothing known, nothing sent: the first wave's case (not with a TTFT SLO)."""
         return self.kind == "unknown" and self.slow_start and not in_flight and self._slo is None
 
-    def _gathering(self, queue: FairQueue, in_flight: int, now: float) -> bool:
-        """Cold, hold the first wave until no request arrived for ``gather`` seconds (at most
-        10x that after the first): a burst whose sends a client spreads over milliseconds (10 ms
-        of jitter over real HTTP) would otherwise show its first admission one request, no
-        short class to send ahead, and slow start would send the first arrivals, mixed."""
-        if self.gather <= 0 or not self._cold(in_flight):
-            return False
-        times = [j.enqueued for j in queue]
-        self._gather_until = min(max(times) + self.gather, min(times) + 10 * self.gather)
-        return now < self._gather_until
-
-    def _size_first_wave(self, queue: FairQueue, in_flight: int) -> None:
-        """Cold, before anything is sent: the burst's shortest band goes at once (lengths up to
-        twice the shortest, or 32 tokens; at most ``first_wave``), the rest with slow start.
-
-        Sent shortest first, a band fills a static server's batches in order with similar
-        lengths (its own first come, first served), and a continuous server's slots as sending
-        everything at once would; what is left (the long ones) waits one round of first tokens,
-        so a burst no larger than a static batch does not run as one mixed batch. Only when the
-        band is not the whole burst: similar lengths have no short class to send ahead, and
-        over real HTTP a prefill-heavy mix of similar short answers lost most of its 4-step
-        goodput to a wave of 16. The cap (16 by default) keeps a small server's first tokens
-        prompt: a wave of 32 cost 16-slot servers most of their 4-step goodput on a burst of
-        exponential lengths (see ``docs/auto.md``)."""
-        self._waved = True
-        if not self._cold(in_flight):
-            return  # a warm start (the prior told), or first tokens come first (a TTFT SLO)
-        lengths = sorted(_length(j) for j in queue)
-        band = band_size(lengths)
-        if band < len(lengths):  # a short class ahead of a long one (no split: no wave)
-            self._offer = max(self._offer, min(band, self.first_wave))
-
     def next_wakeup(self, now: float) -> float | None:
         """Just in time: when the running batch is due to end, less a few steps (cold: when
         the first wave's gathering ends)."""
         wake = super().next_wakeup(now)
-        if not self._waved and self._gather_until > now:
-            return self._gather_until if wake is None else min(wake, self._gather_until)
+        if (gathered := self._wave.wakeup(now)) is not None:
+            return gathered if wake is None else min(wake, gathered)
         held = self._batches.hold_until
         if held > now:
             wake = held if wake is None else min(wake, held)
