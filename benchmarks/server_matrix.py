@@ -45,6 +45,7 @@ from openai import AsyncOpenAI
 
 import fairstream
 from fairstream import Auto, Dispatcher, Recorder, ReferenceServer, ServerConfig, StreamTrace
+from fairstream._dispatch._names import make_policy
 from fairstream.sim import SimRequest, simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -122,6 +123,28 @@ class Job:
 
 
 WORKLOADS = ("demo", "burst160", "prefill", "poisson50", "poisson100", "poisson150")
+
+
+# the matrix's own names; any other goes to Dispatcher(policy=...) as it is
+OWN_POLICIES = (
+    "naive",
+    "sorted",
+    "best-fixed",
+    "waves",
+    "auto-warm",
+    "auto-pipelined",
+    "auto-slo4",
+)
+
+
+def _known_policy(name: str) -> bool:
+    if name in OWN_POLICIES or name.removeprefix("auto-start").isdigit():
+        return True
+    try:
+        make_policy(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _poisson(name: str) -> bool:
@@ -419,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     names, policies = args.workloads.split(","), args.policies.split(",")
     if unknown := [n for n in names if n not in WORKLOADS and not _poisson(n)]:
         ap.error(f"unknown workloads {unknown}; workloads: {','.join(WORKLOADS)},poisson<N>")
+    if unknown := [p for p in policies if not _known_policy(p)]:
+        ap.error(f"unknown policies {unknown}; policies: {','.join(OWN_POLICIES)},auto-start<N>,"
+                 "and Dispatcher's (auto, gradient, aimd, serial, fixed:N, waves:B)")  # fmt: skip
     print(f"server matrix: {len(rows)} servers, workloads {names}, {args.seeds} seed(s); "
           f"times in model seconds (reference server at time scale {SCALE})")  # fmt: skip
     misses: list[str] = []

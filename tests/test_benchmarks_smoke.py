@@ -90,7 +90,11 @@ def test_server_matrix_smoke() -> None:
 
 def test_server_matrix_refuses_a_name_it_does_not_know() -> None:
     """A misspelt row or workload is an error naming the known ones, not an empty run."""
-    for args in (["--rows", "cont-16,cont16"], ["--workloads", "demo,poison50"]):
+    for args in (
+        ["--rows", "cont-16,cont16"],
+        ["--workloads", "demo,poison50"],
+        ["--policies", "naive,atuo"],
+    ):
         out = subprocess.run(
             [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), *args],
             capture_output=True,
@@ -99,7 +103,9 @@ def test_server_matrix_refuses_a_name_it_does_not_know() -> None:
             check=False,
         )
         assert out.returncode == 2 and out.stdout == ""
-        assert "unknown" in out.stderr and ("cont16" in out.stderr or "poison50" in out.stderr)
+        assert "unknown" in out.stderr and any(
+            w in out.stderr for w in ("cont16", "poison", "atuo")
+        )
 
 
 def test_replay_check_smoke() -> None:
