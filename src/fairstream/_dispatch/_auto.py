@@ -93,8 +93,7 @@ class Auto(Policy):
         self._proved = 0  # warm start, until the first completion: what the prior ran at once
         self.slow_start = True  # until a request waits inside the server
         self._offer = start  # slow start: what may be in flight
-        self.first_wave, self.gather = first_wave, gather  # cold: see FirstWave
-        self._wave = FirstWave(first_wave, gather)
+        self._wave = FirstWave(first_wave, gather)  # cold: the first wave (_wave.py)
         self._probe = 0  # continuous: 1 while offering one above the peak, to find a slot more
         self._calm = 0  # continuous: completions to wait, after a late start, before probing
         self._misses = 0  # continuous: probes in a row that found no slot (backs ``_calm`` off)
@@ -155,6 +154,16 @@ class Auto(Policy):
         if self._slo is not None and self.kind != "static":  # a batch's wait is not ours to cut
             n = min(n, self._slo.cap)
         return max(1, min(self.max_limit, n))
+
+    @property
+    def first_wave(self) -> int:
+        """Cold: the most the burst's shortest band sends at once (<= ``start``: no wave)."""
+        return self._wave.cap
+
+    @property
+    def gather(self) -> float:
+        """Cold: the pause in arrivals the first wave waits for, seconds (0: none)."""
+        return self._wave.gather
 
     @property
     def _batch(self) -> int:

@@ -42,7 +42,6 @@ class FirstWave:
 
     def size(self, queue: FairQueue) -> int | None:
         """The wave: the shortest band, at most the cap, when longer requests follow; else None."""
-        self.sized = True
         lengths = sorted(_length(j) for j in queue)
         band = band_size(lengths)
         return min(band, self.cap) if band < len(lengths) else None
