@@ -138,6 +138,6 @@ class Batches:
         newest = max(j.enqueued for j in [*out, *queued])
         until = min(j.enqueued for j in out) + 2 * run
         held = now - newest < run and now < until
-        if held:
-            self.hold_until = until
+        if held:  # wake when it ends: nothing else may call on an idle server's tail
+            self.hold_until = min(until, newest + run)
         return held
