@@ -204,6 +204,44 @@ def _line(procs: int, mode: str, rows: list[dict[str, Any]], limit: int) -> str:
     )
 
 
+def oracle(cfg: Any, lengths: list[int]) -> tuple[float, float]:
+    """The best the server gives these jobs sent at once: the engine in virtual time, told
+    the true lengths, shortest first (short p50 and makespan, wall seconds at ``SCALE``)."""
+    from fairstream.sim import SimRequest, simulate
+
+    reqs = [SimRequest(0.0, 16, n) for n in sorted(lengths)]
+    run = simulate(cfg.build_engine(), reqs)
+    short = [r.e2e for r in run.results if r.output_tokens == 8 and r.e2e is not None]
+    return statistics.median(short) * SCALE, run.makespan * SCALE
+
+
+async def unloaded_round_trips(redis: str, n: int) -> dict[str, list[float]]:
+    """Admission on an idle host: ``n`` acquires and releases one after another, each timed,
+    and the acquire script's own round trips (the loaded column's figure)."""
+    from fairstream._dispatch._shared import SharedSlots
+
+    slots = SharedSlots(redis, f"rtt-{time.monotonic_ns()}", limit=16, gather=0.0)
+    await slots.open()
+    out: dict[str, list[float]] = {"acquire()": [], "release()": []}
+    try:
+        for _ in range(n):
+            t0 = time.perf_counter()
+            lease = await slots.acquire(8)
+            t1 = time.perf_counter()
+            await slots.release(lease)
+            out["acquire()"].append(t1 - t0)
+            out["release()"].append(time.perf_counter() - t1)
+    finally:
+        await slots.aclose()
+    out["acquire script"] = slots.round_trips
+    return out
+
+
+def _pct(values: list[float]) -> str:
+    v = sorted(values)
+    return f"{v[len(v) // 2] * 1e3:.2f}/{v[int(0.99 * len(v))] * 1e3:.2f} ms"
+
+
 def peak(server: str) -> int:
     text = httpx.get(server.rsplit("/v1", 1)[0] + "/metrics").text
     line = next(x for x in text.splitlines() if x.startswith("fairstream_server_requests_peak"))
@@ -229,6 +267,12 @@ def main() -> int:
         help="only these (naive, per-process, per-process-pipelined, shared, shared-waves,"
         " shared-auto, single); default: all but per-process-pipelined",
     )
+    ap.add_argument(
+        "--rtt",
+        type=int,
+        default=1000,
+        help="first, this many admissions one after another on the idle host (0: none)",
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for name in ("mode", "base", "redis", "pool", "out", "lengths", "model"):
         ap.add_argument(f"--{name}", help=argparse.SUPPRESS)
@@ -238,7 +282,7 @@ def main() -> int:
         anyio.run(worker, args)
         return 0
     if args.quick:
-        args.runs, args.procs, args.jobs = 1, "2", 32
+        args.runs, args.procs, args.jobs, args.rtt = 1, "2", 32, min(args.rtt, 50)
     from fairstream import ReferenceServer, ServerConfig
 
     tmp = Path(tempfile.mkdtemp(prefix="fairstream-shared-"))
@@ -253,12 +297,19 @@ def main() -> int:
         "continuous 16": (ServerConfig(mode="continuous", max_num_seqs=16, time_scale=SCALE), 16),
     }
     try:
+        if args.rtt:
+            trips = anyio.run(unloaded_round_trips, redis, args.rtt)
+            print(f"admission on the idle host, {args.rtt} in a row (p50/p99): "
+                  + ", ".join(f"{k} {_pct(v)}" for k, v in trips.items()))  # fmt: skip
         for sname, (cfg, limit) in servers.items():
             print(f"\n{sname} (shared limit {limit}); {args.jobs} jobs, half 8 and half 128 tokens"
                   f" ({args.mix} mix)")  # fmt: skip
             print(f"  {'procs':>5} {'mode':<12} {'short p50':>9} {'makespan':>9} {'goodput':>8}"
                   f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16}"
                   f" {'Redis cmds/CPU':>17}")  # fmt: skip
+            best = oracle(cfg, [8, 128] * (args.jobs // 2))
+            print(f"  {'':>5} {'oracle':<12} {best[0]:>8.2f}s {best[1]:>8.2f}s"
+                  "  (the engine in virtual time, shortest first, told the lengths)")  # fmt: skip
             for procs in [1] + [int(p) for p in args.procs.split(",")]:
                 modes = ["naive", "per-process", "shared", "shared-auto"]
                 if sname.startswith("static"):
