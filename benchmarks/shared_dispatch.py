@@ -20,8 +20,12 @@ and send them at once, over real HTTP, to one reference server in its own proces
 Per configuration, medians over runs: short-request E2E p50 (from submission), makespan, the
 server's peak concurrency (its ``/metrics``), limit violations (peak above the shared limit),
 goodput at a 4-step TTFT SLO (continuous), the admission overhead of the shared pool
-(the acquire script's round trip, p50 and p99), and Redis's load per job (commands it
-processed, scripts counted once, and the CPU time it used: its ``INFO``).
+(the acquire script's round trip, p50 and p99; ``--rtt``: also on the idle host, before the
+runs), how late each worker's event loop wakes a task meanwhile (the part of a round trip spent
+waiting for the client's own loop), and Redis's load per job (commands it processed, scripts
+counted once, and the CPU time it used: its ``INFO``). The oracle line is the engine in virtual
+time told the true lengths, all sent at once shortest first: the best short p50 the server
+allows.
 
 With ``--mix split`` half the processes get the short jobs and half the long ones (workers
 that serve different endpoints): there per-process dispatchers can only mix lengths in the
@@ -93,10 +97,22 @@ async def worker(args: argparse.Namespace) -> None:
             else:
                 await d.submit(run, expected_tokens=n)
 
+        lags: list[float] = []
+
+        async def lag() -> None:
+            """How late this process's event loop wakes a task (what an acquire waits too)."""
+            while True:
+                t0 = time.perf_counter()
+                await anyio.sleep(0.005)
+                lags.append(time.perf_counter() - t0 - 0.005)
+
         async def go() -> None:
             async with anyio.create_task_group() as tg:
-                for n in lengths:
-                    tg.start_soon(one, n)
+                tg.start_soon(lag)
+                async with anyio.create_task_group() as jobs:
+                    for n in lengths:
+                        jobs.start_soon(one, n)
+                tg.cancel_scope.cancel()
 
         if d is None:
             print("ready", flush=True)
@@ -109,7 +125,7 @@ async def worker(args: argparse.Namespace) -> None:
                 await go()
         trips = d._shared.slots.round_trips if d is not None and d._shared is not None else []
     rec.close()
-    print(json.dumps({"round_trips": trips}), flush=True)
+    print(json.dumps({"round_trips": trips, "lags": lags}), flush=True)
 
 
 # -- the parent -----------------------------------------------------------------------------
@@ -144,10 +160,13 @@ def run_once(
         w.stdin.write("go\n")
         w.stdin.flush()
     trips: list[float] = []
+    lags: list[float] = []
     for w in workers:
         out, _ = w.communicate(timeout=600)
         assert w.returncode == 0, out
-        trips += json.loads(out.strip().splitlines()[-1])["round_trips"]
+        got = json.loads(out.strip().splitlines()[-1])
+        trips += got["round_trips"]
+        lags += got["lags"]
     after = _redis_load(redis)
     traces = [t for i in range(procs) for t in load_jsonl(tmp / f"{pool}-{i}.jsonl")]
     ok = [t for t in traces if t.outcome == "ok"]
@@ -164,6 +183,7 @@ def run_once(
         "goodput": good,
         "failed": len(traces) - len(ok) + (len(lengths) - len(traces)),
         "trips": trips,
+        "lags": lags,
         "redis_cmds": (after[0] - before[0]) / len(lengths),
         "redis_us": (after[1] - before[1]) * 1e6 / len(lengths),
     }
@@ -178,6 +198,9 @@ def _redis_load(url: str) -> tuple[int, float]:
     return int(stats["total_commands_processed"]), cpu["used_cpu_user"] + cpu["used_cpu_sys"]
 
 
+_LISTS = ("trips", "lags")  # per-call samples, pooled over runs (not medians)
+
+
 def _start(t: Any) -> float:
     """Submission (the dispatcher's queue) or, without a dispatcher, the send."""
     return float(t.enqueued if t.enqueued is not None else t.sent)
@@ -185,22 +208,21 @@ def _start(t: Any) -> float:
 
 def _line(procs: int, mode: str, rows: list[dict[str, Any]], limit: int) -> str:
     """One table row: medians over the runs, violations and failures summed."""
-    med = {k: statistics.median(r[k] for r in rows) for k in rows[0] if k != "trips"}
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0] if k not in _LISTS}
     load = "-"
     if mode.startswith("shared"):
         load = f"{med['redis_cmds']:.1f} / {med['redis_us']:.0f} us"
-    trips = sorted(x for r in rows for x in r["trips"])
-    over = "-"
-    if trips:
-        p50, p99 = trips[len(trips) // 2], trips[int(0.99 * len(trips))]
-        over = f"{p50 * 1e3:.2f}/{p99 * 1e3:.2f} ms"
+    trips = [x for r in rows for x in r["trips"]]
+    over = _pct(trips) if trips else "-"
+    lags = [x for r in rows for x in r["lags"]]
+    lag = _pct(lags) if lags else "-"
     fixed = mode in ("shared", "shared-waves")  # auto: no fixed limit
     viol = sum(r["peak"] > limit for r in rows) if fixed else 0
     failed = sum(r["failed"] for r in rows)
     return (
         f"  {procs:>5} {mode:<12} {med['short_p50']:>8.2f}s {med['makespan']:>8.2f}s"
-        f" {med['goodput']:>8.0f} {med['peak']:>5.0f} {viol:>5} {over:>16} {load:>17}"
-        + (f"  ({failed} failed)" if failed else "")
+        f" {med['goodput']:>8.0f} {med['peak']:>5.0f} {viol:>5} {over:>16} {lag:>16}"
+        f" {load:>17}" + (f"  ({failed} failed)" if failed else "")
     )
 
 
@@ -305,7 +327,7 @@ def main() -> int:
             print(f"\n{sname} (shared limit {limit}); {args.jobs} jobs, half 8 and half 128 tokens"
                   f" ({args.mix} mix)")  # fmt: skip
             print(f"  {'procs':>5} {'mode':<12} {'short p50':>9} {'makespan':>9} {'goodput':>8}"
-                  f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16}"
+                  f" {'peak':>5} {'viol.':>5} {'acquire p50/p99':>16} {'loop lag p50/p99':>16}"
                   f" {'Redis cmds/CPU':>17}")  # fmt: skip
             best = oracle(cfg, [8, 128] * (args.jobs // 2))
             print(f"  {'':>5} {'oracle':<12} {best[0]:>8.2f}s {best[1]:>8.2f}s"
