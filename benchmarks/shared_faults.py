@@ -64,8 +64,11 @@ async def worker(a: argparse.Namespace) -> None:
 
         try:
             await d.submit(run, expected_tokens=n)
-        except Exception:
+        except Exception as exc:  # counted, and said: a holder that fails never holds
             failed += 1
+            print(f"job failed: {exc!r}", file=sys.stderr, flush=True)
+            if a.hold:  # it would never hold: end the run, loudly
+                raise
 
     policy = f"fixed:{a.limit}"
     async with (
@@ -114,7 +117,7 @@ async def kill_or_stall(base: str, model: str, redis: str, ttl: float, sig: int)
     from fairstream._dispatch._shared import SharedSlots
 
     pool = f"f{time.monotonic_ns()}"
-    holder = spawn(base, model, redis, pool, L, ttl, L, 100_000, hold=True)
+    holder = spawn(base, model, redis, pool, L, ttl, L, 4000, hold=True)  # 40 s of streaming
     assert holder.stdout is not None
     go(holder)
     assert holder.stdout.readline().strip() == "holding"

@@ -21,7 +21,9 @@ from .conftest import RedisServer
 OPS = st.lists(
     st.tuples(
         st.integers(0, 2),
-        st.sampled_from(["enqueue", "try", "release", "cancel", "renew", "start"]),
+        st.sampled_from(
+            ["enqueue", "enqueue-2", "try", "try-all", "release", "cancel", "renew", "start"]
+        ),
     ),
     min_size=1,
     max_size=40,
@@ -37,10 +39,13 @@ def _key(ticket: str) -> str:
     return ticket.split("#k")[1].split("#h")[0]
 
 
-async def _line(c: SharedSlots, turns: list[str]) -> list[str]:
+async def _tickets(c: SharedSlots) -> list[str]:
+    return [x.decode() for x in await c._redis.zrange(c.keys["tickets"], 0, -1)]
+
+
+def _line(tickets: list[str], turns: list[str]) -> list[str]:
     """The model of the line: keys take turns (in the order of ``turns``: a key is there while
     it has tickets waiting, and comes back last), each key's tickets in score order."""
-    tickets = [x.decode() for x in await c._redis.zrange(c.keys["tickets"], 0, -1)]
     assert set(turns) == {_key(t) for t in tickets}, (turns, tickets)
     per = [[t for t in tickets if _key(t) == k] for k in turns]
     return [q[r] for r in range(max(map(len, per), default=0)) for q in per if r < len(q)]
@@ -66,35 +71,53 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
     try:
         for k, (i, op) in enumerate(ops):
             c = clients[i]
-            if op == "enqueue":
-                key = KEYS[k % len(KEYS)]  # callers across clients: keys take turns
-                ticket, lease = f"t:{uuid.uuid4().hex}#k{key}#h0", f"l:{uuid.uuid4().hex}"
-                await c._call("enqueue", [ticket, c._ttl_ms(), 0])
-                c.waiting.add(ticket)
-                if key not in turns:
-                    turns.append(key)
-                queued[i].append((ticket, lease, LENGTHS[k % len(LENGTHS)]))
-            elif op == "try" and queued[i]:
-                ticket, lease, n = queued[i][0]
-                rank = (await _line(c, turns)).index(ticket)
-                granted, used, lim, _paused, banded = await c._call(
-                    "acquire", [ticket, lease, c._ttl_ms(), limit, 0, n, FAR]
-                )
-                assert granted in (0, 1) and used <= lim == limit
-                longest = max(waiting.values(), default=-1)
-                apart = n > 2 * max(longest, 16) or longest > 2 * max(n, 16)
-                blocked = band and longest >= 0 and apart
-                free = lim - (used - granted)  # ``used`` counts the lease just granted
-                assert granted == (not blocked and rank < free), (rank, n, waiting)
-                if granted:
-                    assert banded == band
-                    queued[i].pop(0)
-                    _served(turns, queued, _key(ticket))
-                    c.waiting.discard(ticket)
-                    c.held.add(lease)
-                    if band:
-                        c.banded.add(lease)
-                        waiting[lease] = n
+            if op in ("enqueue", "enqueue-2"):  # enqueue-2: two tickets in one call
+                new = []
+                for j in range(1 if op == "enqueue" else 2):
+                    key = KEYS[(k + j) % len(KEYS)]  # callers across clients: keys take turns
+                    ticket, lease = f"t:{uuid.uuid4().hex}#k{key}#h0", f"l:{uuid.uuid4().hex}"
+                    new.append((ticket, lease, LENGTHS[(k + j) % len(LENGTHS)]))
+                if op == "enqueue":
+                    await c._call("enqueue", [new[0][0], c._ttl_ms(), 0])
+                else:
+                    await c._call(
+                        "enqueue_many", [x for t, _, _ in new for x in (t, c._ttl_ms(), 0)]
+                    )
+                for ticket, lease, n in new:
+                    c.waiting.add(ticket)
+                    if _key(ticket) not in turns:
+                        turns.append(_key(ticket))
+                    queued[i].append((ticket, lease, n))
+            elif op in ("try", "try-all") and queued[i]:
+                # try: the first of this client's tickets; try-all: all of them in one call,
+                # which must answer as if each had been tried in turn
+                tried = queued[i][:1] if op == "try" else list(queued[i])
+                line = await _tickets(c)
+                args = [[t, lease, c._ttl_ms(), limit, 0, n, FAR] for t, lease, n in tried]
+                if op == "try":
+                    replies = [await c._call("acquire", args[0])]
+                else:
+                    replies = await c._call("acquire_many", [x for a in args for x in a])
+                assert len(replies) == len(tried)
+                for (ticket, lease, n), reply in zip(tried, replies, strict=True):
+                    granted, used, lim, _paused, banded = reply
+                    rank = _line(line, turns).index(ticket)
+                    assert granted in (0, 1) and used <= lim == limit
+                    longest = max(waiting.values(), default=-1)
+                    apart = n > 2 * max(longest, 16) or longest > 2 * max(n, 16)
+                    blocked = band and longest >= 0 and apart
+                    free = lim - (used - granted)  # ``used`` counts the lease just granted
+                    assert granted == (not blocked and rank < free), (rank, n, waiting)
+                    if granted:
+                        assert banded == band
+                        queued[i].remove((ticket, lease, n))
+                        line.remove(ticket)
+                        _served(turns, queued, _key(ticket))
+                        c.waiting.discard(ticket)
+                        c.held.add(lease)
+                        if band:
+                            c.banded.add(lease)
+                            waiting[lease] = n
             elif op == "start" and c.banded:
                 lease = sorted(c.banded)[0]
                 await c.started(lease)
@@ -133,6 +156,11 @@ async def _run(url: str, ops: list[tuple[int, str]], limit: int, band: bool) -> 
     ops=[(0, "enqueue"), (0, "try"), (1, "enqueue"), (1, "try"), (0, "start"), (1, "try")],
     limit=3,
     band=True,
+)
+@example(  # two tickets enqueued, then tried, in one call each: a is granted, then b
+    ops=[(0, "enqueue-2"), (0, "renew"), (0, "try-all")],
+    limit=2,
+    band=False,
 )
 @example(  # keys a, a, then b: b's ticket is second in line (keys take turns), not third
     ops=[(0, "enqueue"), (0, "renew"), (0, "enqueue"), (1, "renew"), (1, "enqueue"), (1, "try")],

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -477,3 +478,46 @@ async def test_a_429_in_one_process_pauses_the_whole_pool(redis_server: RedisSer
         await a.aclose()
         await b.aclose()
     assert free < 0.3 <= 0.5 < paused, (free, paused)
+
+
+async def test_a_bursts_tries_go_to_redis_together_not_one_call_each(
+    redis_server: RedisServer,
+) -> None:
+    """16 requests at once in one process, a pool of 16: with the pool's own task running (as
+    in a Dispatcher) the tries that look again when the gathering window ends go in one script
+    call, so Redis runs the acquire script a few times, not once per request or more; every
+    request still gets its lease, and no more than the limit."""
+
+    async def burst(slots: SharedSlots) -> int:
+        def runs(info: dict[str, Any]) -> int:
+            return sum(int(v["calls"]) for k, v in info.items() if k.startswith("cmdstat_eval"))
+
+        before = runs(await slots._redis.info("commandstats"))
+        leases: list[str] = []
+
+        async def one(n: int) -> None:
+            leases.append(await slots.acquire(n))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(16):
+                tg.start_soon(one, 8 if i % 2 else 128)
+        assert len(set(leases)) == 16 and await slots.in_use() == 16
+        for lease in leases:
+            await slots.release(lease)
+        return runs(await slots._redis.info("commandstats")) - before - 16  # less the releases
+
+    alone = SharedSlots(redis_server.url, "b1", limit=16, ttl=5)
+    together = SharedSlots(redis_server.url, "b2", limit=16, ttl=5)
+    await alone.open()
+    await together.open()
+    try:
+        one_each = await burst(alone)  # no run(): a call per try
+        async with anyio.create_task_group() as tg:
+            await tg.start(together.run)
+            batched = await burst(together)
+            tg.cancel_scope.cancel()
+    finally:
+        await alone.aclose()
+        await together.aclose()
+    assert one_each >= 2 * 16  # an enqueue and at least one try each
+    assert batched <= 16 + 8, (batched, one_each)  # the enqueues, and a few calls for the tries

@@ -30,7 +30,16 @@ on a janitor process. Clients never send a time: Redis's ``TIME`` is the only cl
 
 from __future__ import annotations
 
-__all__ = ["ACQUIRE", "ENQUEUE", "PAUSE", "RELEASE", "RENEW", "keys"]
+__all__ = [
+    "ACQUIRE",
+    "ACQUIRE_MANY",
+    "ENQUEUE",
+    "ENQUEUE_MANY",
+    "PAUSE",
+    "RELEASE",
+    "RENEW",
+    "keys",
+]
 
 # the time in ms, and both sweeps: every script starts with it
 _PRELUDE = """
@@ -110,28 +119,49 @@ end
 """
 
 # KEYS: leases, limit, tickets, waiters, seq, turns   ARGV: ticket, ttl_ms, handicap_ms
-ENQUEUE = (
-    _PRELUDE
-    + """
--- a key that has no ticket waiting (new, or back after its last one went) takes the last turn
-local k = string.match(ARGV[1], '#k([^#]*)#h') or ''
-local back = not redis.call('ZSCORE', KEYS[6], k)
-if not back and redis.call('ZCARD', KEYS[6]) > 1 then
-  back = true
-  for _, t in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
-    if (string.match(t, '#k([^#]*)#h') or '') == k then
-      back = false
-      break
+# -> the ticket's score (its place in line: Redis ms plus the handicap)
+_ENQUEUE_ONE = """
+local function enqueue(ticket, ttl, handicap)
+  -- a key that has no ticket waiting (new, or back after its last one went) takes the last turn
+  local k = string.match(ticket, '#k([^#]*)#h') or ''
+  local back = not redis.call('ZSCORE', KEYS[6], k)
+  if not back and redis.call('ZCARD', KEYS[6]) > 1 then
+    back = true
+    for _, t in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+      if (string.match(t, '#k([^#]*)#h') or '') == k then
+        back = false
+        break
+      end
     end
   end
+  if back then
+    redis.call('ZADD', KEYS[6], redis.call('INCR', KEYS[5]), k)
+  end
+  local score = now + handicap
+  redis.call('ZADD', KEYS[3], score, ticket)
+  redis.call('ZADD', KEYS[4], now + ttl, ticket)
+  return score
 end
-if back then
-  redis.call('ZADD', KEYS[6], redis.call('INCR', KEYS[5]), k)
+"""
+
+ENQUEUE = (
+    _PRELUDE
+    + _ENQUEUE_ONE
+    + """
+return enqueue(ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
+"""
+)
+
+# ENQUEUE for several tickets at once (ARGV: 3 per ticket) -> their scores, in order
+ENQUEUE_MANY = (
+    _PRELUDE
+    + _ENQUEUE_ONE
+    + """
+local out = {}
+for i = 1, #ARGV, 3 do
+  table.insert(out, enqueue(ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])))
 end
-local score = now + tonumber(ARGV[3])
-redis.call('ZADD', KEYS[3], score, ARGV[1])
-redis.call('ZADD', KEYS[4], now + tonumber(ARGV[2]), ARGV[1])
-return score
+return out
 """
 )
 
@@ -148,65 +178,90 @@ return score
 # ``max_reorder_wait``). Nor does a ticket overtake one ahead of it still in its own gathering
 # window (its id ends with ``#h`` and its handicap, so its ready time is its score minus that
 # plus the same window).
-ACQUIRE = (
-    _PRELUDE
-    + _LINE
-    + """
+_ACQUIRE_ONE = """
 local function handicap(ticket)  -- a ticket's id ends with "#h" and its handicap in ms
   return tonumber(string.match(ticket, '#h(%d+)$') or 0)
 end
-local limit = tonumber(redis.call('GET', KEYS[2]) or ARGV[4])
-local used = redis.call('ZCARD', KEYS[1])
-local score = redis.call('ZSCORE', KEYS[3], ARGV[1])
-if not score then
-  return {-1, used, limit, 0}
-end
-local paused = math.max(0, tonumber(redis.call('GET', KEYS[5]) or 0) - now)
-local ahead = line(KEYS[3], KEYS[8], limit - used, ARGV[1])  -- up to and including ours
-local rank = #ahead - 1
-local gather = tonumber(ARGV[5]) - tonumber(score) + handicap(ARGV[1])
--- the gathering window orders a burst before its first grant; a ticket alone in line on a
--- pool that granted nothing for a whole window is no burst: it goes at once
-local quiet = rank == 0 and redis.call('ZCARD', KEYS[3]) == 1
-  and now - tonumber(redis.call('GET', KEYS[10]) or 0) > gather
-local early = now < tonumber(ARGV[5]) and not quiet
-local wait = rank < 0 or ahead[#ahead][1] ~= ARGV[1] or early or paused > 0
-if not wait and rank > 0 then  -- nobody overtakes a ticket ahead still in its gathering window
-  for i = 1, rank do
-    if ahead[i][2] - handicap(ahead[i][1]) + gather > now then
-      wait = true
-      break
+local function acquire(ticket, lease, ttl, default_limit, ready, n, due)
+  local limit = tonumber(redis.call('GET', KEYS[2]) or default_limit)
+  local used = redis.call('ZCARD', KEYS[1])
+  local score = redis.call('ZSCORE', KEYS[3], ticket)
+  if not score then
+    return {-1, used, limit, 0, 0}
+  end
+  local paused = math.max(0, tonumber(redis.call('GET', KEYS[5]) or 0) - now)
+  local ahead = line(KEYS[3], KEYS[8], limit - used, ticket)  -- up to and including ours
+  local rank = #ahead - 1
+  local gather = ready - tonumber(score) + handicap(ticket)
+  -- the gathering window orders a burst before its first grant; a ticket alone in line on a
+  -- pool that granted nothing for a whole window is no burst: it goes at once
+  local quiet = rank == 0 and redis.call('ZCARD', KEYS[3]) == 1
+    and now - tonumber(redis.call('GET', KEYS[10]) or 0) > gather
+  local early = now < ready and not quiet
+  local wait = rank < 0 or ahead[#ahead][1] ~= ticket or early or paused > 0
+  if not wait and rank > 0 then  -- nobody overtakes a ticket ahead still in its gathering window
+    for i = 1, rank do
+      if ahead[i][2] - handicap(ahead[i][1]) + gather > now then
+        wait = true
+        break
+      end
     end
   end
-end
-local n = tonumber(ARGV[6])
-local banded = redis.call('EXISTS', KEYS[7]) == 1 and n >= 0
-if banded and not wait and now < tonumber(ARGV[7]) then
-  local longest = -1
-  local band = redis.call('HGETALL', KEYS[6])
-  for i = 1, #band, 2 do
-    if redis.call('ZSCORE', KEYS[1], band[i]) then
-      longest = math.max(longest, tonumber(band[i + 1]))
-    else
-      redis.call('HDEL', KEYS[6], band[i])
+  local banded = redis.call('EXISTS', KEYS[7]) == 1 and n >= 0
+  if banded and not wait and now < due then
+    local longest = -1
+    local band = redis.call('HGETALL', KEYS[6])
+    for i = 1, #band, 2 do
+      if redis.call('ZSCORE', KEYS[1], band[i]) then
+        longest = math.max(longest, tonumber(band[i + 1]))
+      else
+        redis.call('HDEL', KEYS[6], band[i])
+      end
     end
+    wait = longest >= 0 and (n > 2 * math.max(longest, 16) or longest > 2 * math.max(n, 16))
   end
-  wait = longest >= 0 and (n > 2 * math.max(longest, 16) or longest > 2 * math.max(n, 16))
+  if wait then
+    redis.call('ZADD', KEYS[4], 'XX', now + ttl, ticket)
+    return {0, used, limit, paused, 0}
+  end
+  redis.call('ZADD', KEYS[1], now + ttl, lease)
+  redis.call('ZREM', KEYS[3], ticket)
+  redis.call('ZREM', KEYS[4], ticket)
+  local key = string.match(ticket, '#k([^#]*)#h') or ''
+  redis.call('ZADD', KEYS[8], redis.call('INCR', KEYS[9]), key)  -- its key's next turn: last
+  redis.call('SET', KEYS[10], now)  -- the last grant
+  if banded then
+    redis.call('HSET', KEYS[6], lease, n)
+  end
+  return {1, used + 1, limit, 0, banded and 1 or 0}
 end
-if wait then
-  redis.call('ZADD', KEYS[4], 'XX', now + tonumber(ARGV[3]), ARGV[1])
-  return {0, used, limit, paused, 0}
+"""
+
+ACQUIRE = (
+    _PRELUDE
+    + _LINE
+    + _ACQUIRE_ONE
+    + """
+return acquire(ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], tonumber(ARGV[5]),
+  tonumber(ARGV[6]), tonumber(ARGV[7]))
+"""
+)
+
+# ACQUIRE for several tickets at once (ARGV: 7 per ticket, as ACQUIRE's) -> one reply each,
+# in order: a process's waiters that look again at the same moment (a burst's gathering
+# window ends for all of them together) make one call, not one each queued behind the others.
+# The same as ACQUIRE called for each in turn: the script is atomic.
+ACQUIRE_MANY = (
+    _PRELUDE
+    + _LINE
+    + _ACQUIRE_ONE
+    + """
+local out = {}
+for i = 1, #ARGV, 7 do
+  table.insert(out, acquire(ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3],
+    tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])))
 end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZREM', KEYS[4], ARGV[1])
-local key = string.match(ARGV[1], '#k([^#]*)#h') or ''
-redis.call('ZADD', KEYS[8], redis.call('INCR', KEYS[9]), key)  -- its key's next turn: last
-redis.call('SET', KEYS[10], now)  -- the last grant
-if banded then
-  redis.call('HSET', KEYS[6], ARGV[2], n)
-end
-return {1, used + 1, limit, 0, banded and 1 or 0}
+return out
 """
 )
 

@@ -28,8 +28,9 @@ from typing import Any
 import anyio
 
 from .._errors import require
+from ._batcher import Batcher
 from ._breaker import Breaker, CoordinatorDown
-from ._lua import ACQUIRE, ENQUEUE, PAUSE, RELEASE, RENEW, keys
+from ._lua import ACQUIRE, ACQUIRE_MANY, ENQUEUE, ENQUEUE_MANY, PAUSE, RELEASE, RENEW, keys
 
 __all__ = ["SharedSlots"]
 
@@ -78,6 +79,7 @@ class SharedSlots:
         self._scripts: dict[str, Any] = {}
         self._wakers: dict[str, anyio.Event] = {}  # waiting ticket -> its wake-up
         self._local: anyio.Semaphore | None = None  # the fallback's share, while Redis is away
+        self._batches = Batcher(self._call)  # a burst's calls, a few at a time (run())
 
     # -- lifecycle -------------------------------------------------------------------------
     async def open(self) -> None:
@@ -92,7 +94,9 @@ class SharedSlots:
         )
         for name, source in (
             ("enqueue", ENQUEUE),
+            ("enqueue_many", ENQUEUE_MANY),
             ("acquire", ACQUIRE),
+            ("acquire_many", ACQUIRE_MANY),
             ("release", RELEASE),
             ("renew", RENEW),
             ("pause", PAUSE),
@@ -122,6 +126,7 @@ class SharedSlots:
         """Heartbeats and release notifications, until cancelled (in the owner's task group)."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._listen)
+            tg.start_soon(self._batches.run)
             task_status.started()
             while True:
                 await anyio.sleep(self.ttl / 3)
@@ -269,13 +274,13 @@ class SharedSlots:
         lease = f"l:{self.owner}:{uuid.uuid4().hex}"
         self.waiting.add(ticket)
         try:
-            score = await self._call("enqueue", [ticket, self._ttl_ms(), handicap])
+            score = await self._batches.call("enqueue", [ticket, self._ttl_ms(), handicap])
             ready = int(score) - handicap + round(self.gather * 1000)
             due = int(score) - handicap + round(self.max_reorder_wait * 1000)
             while True:
                 woken = self._wakers[ticket] = anyio.Event()  # before the call: no lost wake-up
                 t0 = time.perf_counter()
-                granted, used, limit, paused, banded = await self._call(
+                granted, used, limit, paused, banded = await self._batches.call(
                     "acquire", [ticket, lease, self._ttl_ms(), self.limit or 1, ready, n, due]
                 )
                 if len(self.round_trips) < 100_000:
@@ -332,9 +337,18 @@ class SharedSlots:
             names = [k["pause"]]
         names += {
             "enqueue": [k["seq"], k["turns"]],
+            "enqueue_many": [k["seq"], k["turns"]],
             "release": [k["released"], k["band"], k["turns"]],
             "renew": [k["lost"], k["procs"], k["epoch"]],
             "acquire": [k["pause"], k["band"], k["bandmode"], k["turns"], k["seq"], k["granted"]],
+            "acquire_many": [
+                k["pause"],
+                k["band"],
+                k["bandmode"],
+                k["turns"],
+                k["seq"],
+                k["granted"],
+            ],
         }.get(name, [])
         with self._guarded():
             result = await self._scripts[name](keys=names, args=args)
