@@ -521,3 +521,35 @@ async def test_a_bursts_tries_go_to_redis_together_not_one_call_each(
         await together.aclose()
     assert one_each >= 2 * 16  # an enqueue and at least one try each
     assert batched <= 16 + 8, (batched, one_each)  # the enqueues, and a few calls for the tries
+
+
+async def test_acquires_cancelled_while_their_calls_are_batched_leave_nothing(
+    redis_server: RedisServer,
+) -> None:
+    """With the pool's task running (calls batched), 8 acquires on a full pool cancelled at
+    once, after each of a range of delays (some before their enqueue went, some while a
+    batched call is on its way): no ticket or lease is left, and the pool still grants."""
+    holder = SharedSlots(redis_server.url, "x", limit=1, ttl=5)
+    other = SharedSlots(redis_server.url, "x", ttl=5)
+    await holder.open()
+    await other.open()
+    try:
+        lease = await holder.acquire()
+        async with anyio.create_task_group() as outer:
+            await outer.start(other.run)
+            for delay in (0.0, 0.0005, 0.001, 0.002, 0.005, 0.03):
+                with anyio.move_on_after(delay):
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(8):
+                            tg.start_soon(other.acquire, 16)
+                assert await _tickets(holder) == 0 and not other.waiting, delay
+                assert await holder.in_use() == 1 and not other.held, delay
+            await holder.release(lease)
+            with anyio.fail_after(2):
+                got = await other.acquire(16)
+            assert await holder.in_use() == 1 and other.held == {got}
+            outer.cancel_scope.cancel()
+    finally:
+        await holder.aclose()
+        await other.aclose()
+    assert await _count(redis_server, "x") == 0

@@ -37,15 +37,18 @@ class Batcher:
             return await self._call(name, args)
         done, box = anyio.Event(), list[Any]()
         entry = (args, done, box)
-        queue = self._queues.setdefault(name, [])
-        queue.append(entry)
+        self._queues.setdefault(name, []).append(entry)
         self._more.set()
         try:
             await done.wait()
         except BaseException:
+            queue = self._queues.get(name, [])  # what has not been sent yet
             if entry in queue:  # not sent: nothing to undo
                 queue.remove(entry)
-            raise  # sent: the caller undoes what it may have done (release is idempotent)
+            else:  # on its way: let it land first, so the caller's undo comes after it
+                with anyio.CancelScope(shield=True):
+                    await done.wait()
+            raise
         if box[0] is None:  # run() ended before the reply: a call of its own
             return await self._call(name, args)
         if isinstance(box[0], BaseException):
