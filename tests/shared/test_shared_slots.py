@@ -348,9 +348,10 @@ async def _renew_when_reachable(slots: SharedSlots) -> list[str]:
 async def test_redis_stopped_then_restarted_mid_run(
     redis_server: RedisServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Down: each of 2 processes admits on its share (4 // 2), not the whole limit, and says
-    so once. Back with its keys lost: the epoch tells, held leases are put back, and shared
-    admission resumes."""
+    """Down: each of 2 processes admits on its share (4 // 2), counting the lease it still
+    holds from Redis, not the whole limit, and says so once. Back with its keys lost: the epoch
+    tells both processes (the first to see it sets a new one), both put their held leases back,
+    and shared admission resumes."""
     a = SharedSlots(redis_server.url, "r", limit=4, ttl=3)
     b = SharedSlots(redis_server.url, "r", limit=4, ttl=3)
     await a.open()
@@ -358,24 +359,25 @@ async def test_redis_stopped_then_restarted_mid_run(
     try:
         await a.renew()
         assert a.live == 2
-        shared = await a.acquire()
+        shared, other = await a.acquire(), await b.acquire()
         redis_server.stop()
         with caplog.at_level(logging.WARNING, logger="fairstream"):
-            local = [await a.acquire(), await a.acquire()]
+            local = [await a.acquire()]  # with the shared one it holds: its share
             assert all(x.startswith("local:") for x in local)
             with anyio.move_on_after(0.5) as scope:
-                await a.acquire()  # a third would exceed this process's share
+                await a.acquire()  # another would exceed this process's share
             assert scope.cancelled_caught
         unreachable = [r for r in caplog.records if "unreachable" in r.getMessage()]
         assert len(unreachable) == 1, [r.getMessage() for r in caplog.records]
         redis_server.start()  # an empty Redis: the pool's keys are gone
         assert await _renew_when_reachable(a) == []  # put back, not lost
-        assert a.restarts == 1 and a.lost == 0
-        assert await a.in_use() == 1 and shared in a.held
+        assert await _renew_when_reachable(b) == []  # the other process too: a new epoch
+        assert a.restarts == 1 and a.lost == 0 and b.restarts == 1 and b.lost == 0
+        assert await a.in_use() == 2 and shared in a.held and other in b.held
         for x in local:
             await a.release(x)
         again = await a.acquire()
-        assert again.startswith("l:") and await a.in_use() == 2
+        assert again.startswith("l:") and await a.in_use() == 3
     finally:
         await a.aclose()
         await b.aclose()

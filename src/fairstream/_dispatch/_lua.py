@@ -319,9 +319,9 @@ local ttl = tonumber(ARGV[1])
 local n = tonumber(ARGV[4])
 local epoch = redis.call('GET', KEYS[7])
 local restarted = epoch ~= ARGV[3]
-if not epoch then
-  redis.call('SET', KEYS[7], ARGV[3])
-  epoch = ARGV[3]
+if not epoch then  -- lost: a new one, which every other process's heartbeat tells from its own
+  epoch = ARGV[3] .. '/' .. now
+  redis.call('SET', KEYS[7], epoch)
 end
 local out = {epoch, 0, restarted and 1 or 0, now}
 for i = 5, 4 + n do

@@ -80,7 +80,8 @@ class SharedSlots:
         self._redis: Any = None
         self._scripts: dict[str, Any] = {}
         self._wakers: dict[str, anyio.Event] = {}  # waiting ticket -> its wake-up
-        self._local: anyio.Semaphore | None = None  # the fallback's share, while Redis is away
+        self._freed = anyio.Event()  # set (and replaced) at every release: fallback waiters
+        self._away = False  # Redis was unreachable at the last try
         self._batches = Batcher(self._call)  # a burst's calls, a few at a time (run())
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -150,8 +151,12 @@ class SharedSlots:
         n = -1 if expected_tokens is None else max(0, round(expected_tokens))
         while True:
             try:
+                if self._away:  # back: put held leases back first (a Redis that lost them
+                    self._away = False  # would grant their slots again until the heartbeat)
+                    await self.renew()
                 return await self._acquire_shared(handicap, n, _key_tag(key))
             except CoordinatorDown:
+                self._away = True
                 granted = await self._acquire_local()
                 if granted is not None:
                     return granted
@@ -176,12 +181,11 @@ class SharedSlots:
         """Give a lease back (idempotent; runs to the end even when cancelled)."""
         self.banded.discard(lease)
         with anyio.CancelScope(shield=True):
-            if lease.startswith(_LOCAL):
-                if lease in self.held and self._local is not None:
-                    self._local.release()
-                self.held.discard(lease)
-                return
             self.held.discard(lease)
+            self._freed.set()
+            self._freed = anyio.Event()
+            if lease.startswith(_LOCAL):
+                return
             with contextlib.suppress(CoordinatorDown):  # else it expires within the ttl
                 await self._call("release", [lease])
 
@@ -316,11 +320,14 @@ class SharedSlots:
             self._wakers.pop(ticket, None)
 
     async def _acquire_local(self) -> str | None:
-        """A slot from this process's share while the breaker is open; None: try Redis again."""
-        if self._local is None or not any(x.startswith(_LOCAL) for x in self.held):
-            self._local = anyio.Semaphore(self.fallback_limit())
+        """A slot from this process's share while the breaker is open, counting the leases it
+        still holds from Redis (their requests still run: counted apart, two processes that
+        held a pool of 8 between them before Redis went away ran 16 at the server); None: try
+        Redis again."""
+        share = self.fallback_limit()
         with anyio.move_on_after(max(0.0, self.breaker.open_until - time.monotonic())):
-            await self._local.acquire()
+            while len(self.held) >= share:
+                await self._freed.wait()
             token = f"{_LOCAL}{uuid.uuid4().hex}"
             self.held.add(token)
             return token
