@@ -470,6 +470,24 @@ def test_a_slow_start_resumed_at_the_peak_probes_for_a_slot_more() -> None:
     assert auto.limit() == 16  # in flight: 15, and one probing for a 16th slot
 
 
+def open_loop_runs(batch: int, n: int, seed: int) -> tuple[SimRun, SimRun]:
+    """``n`` Poisson arrivals (3 short : 1 long) at a static server's capacity, run naively
+    (as they come) and through ``Auto``."""
+    config = ServerConfig(mode="static", batch_size=batch, step_ms=20.0, per_seq_ms=0.5)
+    mix = [SimRequest(0.0, 16, m) for m in [8, 8, 8, 64] * 24]
+    rate = len(mix) / simulate(config.build_engine(), mix).makespan
+    rng = random.Random(seed)
+    t, jobs = 0.0, []
+    for _ in range(n):
+        t += rng.expovariate(rate)
+        m = rng.choice([8, 8, 8, 64])
+        jobs.append(SimRequest(t, 16, m, expected_tokens=m))
+    naive, auto = (
+        simulate(config.build_engine(), jobs, p) for p in (Fixed(1000, order="fifo"), Auto())
+    )
+    return naive, auto
+
+
 @pytest.mark.parametrize("batch", [8, 16])
 def test_auto_keeps_short_requests_out_of_long_batches_under_open_loop_load(batch: int) -> None:
     """Open-loop arrivals (3 short : 1 long) at a static server's capacity when sent as they
@@ -480,20 +498,9 @@ def test_auto_keeps_short_requests_out_of_long_batches_under_open_loop_load(batc
     twice its run at most), so short ones arriving meanwhile start at once instead of waiting
     it out (B=8: 2.8x without it, 3.8x with it, 5.9x with both). Longs pay: their p50 is
     0.8x naive's at B=8."""
-    config = ServerConfig(mode="static", batch_size=batch, step_ms=20.0, per_seq_ms=0.5)
-    mix = [SimRequest(0.0, 16, n) for n in [8, 8, 8, 64] * 24]
-    rate = len(mix) / simulate(config.build_engine(), mix).makespan
     shorts, longs = [], []
     for seed in range(3):
-        rng = random.Random(seed)
-        t, jobs = 0.0, []
-        for _ in range(96):
-            t += rng.expovariate(rate)
-            n = rng.choice([8, 8, 8, 64])
-            jobs.append(SimRequest(t, 16, n, expected_tokens=n))
-        naive, auto = (
-            simulate(config.build_engine(), jobs, p) for p in (Fixed(1000, order="fifo"), Auto())
-        )
+        naive, auto = open_loop_runs(batch, 96, seed)
 
         def p50(run: SimRun, short: bool) -> float:
             return statistics.median(
@@ -512,19 +519,8 @@ def test_a_held_partial_batch_goes_once_arrivals_stop_on_an_idle_server() -> Non
     held while requests kept arriving goes once none has come for its run, even when nothing
     runs to call on the dispatcher then (it woke only at its deadline, twice its run after its
     oldest: B=8, 6 seeds of 48, makespan up to 1.28x naive's, median 1.04x)."""
-    config = ServerConfig(mode="static", batch_size=8, step_ms=20.0, per_seq_ms=0.5)
-    mix = [SimRequest(0.0, 16, n) for n in [8, 8, 8, 64] * 24]
-    rate = len(mix) / simulate(config.build_engine(), mix).makespan
     spans = []
     for seed in range(6):
-        rng = random.Random(seed)
-        t, jobs = 0.0, []
-        for _ in range(48):
-            t += rng.expovariate(rate)
-            n = rng.choice([8, 8, 8, 64])
-            jobs.append(SimRequest(t, 16, n, expected_tokens=n))
-        naive, auto = (
-            simulate(config.build_engine(), jobs, p) for p in (Fixed(1000, order="fifo"), Auto())
-        )
+        naive, auto = open_loop_runs(8, 48, seed)
         spans.append(auto.makespan / naive.makespan)
     assert statistics.median(spans) <= 1.02 and max(spans) <= 1.10, spans
