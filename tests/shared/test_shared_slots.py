@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,21 @@ def _worker(*args: object, policy: str | None = None) -> subprocess.Popen[str]:
 
 async def _tickets(slots: SharedSlots) -> int:
     return int(await slots._redis.zcard(slots.keys["tickets"]))
+
+
+@contextlib.asynccontextmanager
+async def _full_pool(url: str, pool: str) -> AsyncIterator[tuple[SharedSlots, SharedSlots, str]]:
+    """A pool of 1 whose slot ``holder`` holds (the lease is yielded), and ``other``, a second
+    client of the pool; both closed after."""
+    holder = SharedSlots(url, pool, limit=1, ttl=5)
+    other = SharedSlots(url, pool, ttl=5)
+    await holder.open()
+    await other.open()
+    try:
+        yield holder, other, await holder.acquire()
+    finally:
+        await holder.aclose()
+        await other.aclose()
 
 
 def test_processes_sharing_a_pool_never_exceed_its_limit(
@@ -96,12 +113,7 @@ async def test_a_killed_process_gives_its_slots_back_within_the_ttl(
 async def test_a_cancelled_acquire_leaves_no_ticket_and_the_queue_moves_on(
     redis_server: RedisServer,
 ) -> None:
-    holder = SharedSlots(redis_server.url, "c", limit=1, ttl=5)
-    other = SharedSlots(redis_server.url, "c", ttl=5)
-    await holder.open()
-    await other.open()
-    try:
-        lease = await holder.acquire()
+    async with _full_pool(redis_server.url, "c") as (holder, other, lease):
         with anyio.fail_after(5):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(other.acquire)
@@ -115,9 +127,6 @@ async def test_a_cancelled_acquire_leaves_no_ticket_and_the_queue_moves_on(
         with anyio.fail_after(2):
             await other.acquire()
         assert await holder.in_use() == 1
-    finally:
-        await holder.aclose()
-        await other.aclose()
     assert await _count(redis_server, "c") == 0  # aclose gave everything back
 
 
@@ -531,27 +540,21 @@ async def test_acquires_cancelled_while_their_calls_are_batched_leave_nothing(
     """With the pool's task running (calls batched), 8 acquires on a full pool cancelled at
     once, after each of a range of delays (some before their enqueue went, some while a
     batched call is on its way): no ticket or lease is left, and the pool still grants."""
-    holder = SharedSlots(redis_server.url, "x", limit=1, ttl=5)
-    other = SharedSlots(redis_server.url, "x", ttl=5)
-    await holder.open()
-    await other.open()
-    try:
-        lease = await holder.acquire()
-        async with anyio.create_task_group() as outer:
-            await outer.start(other.run)
-            for delay in (0.0, 0.0005, 0.001, 0.002, 0.005, 0.03):
-                with anyio.move_on_after(delay):
-                    async with anyio.create_task_group() as tg:
-                        for _ in range(8):
-                            tg.start_soon(other.acquire, 16)
-                assert await _tickets(holder) == 0 and not other.waiting, delay
-                assert await holder.in_use() == 1 and not other.held, delay
-            await holder.release(lease)
-            with anyio.fail_after(2):
-                got = await other.acquire(16)
-            assert await holder.in_use() == 1 and other.held == {got}
-            outer.cancel_scope.cancel()
-    finally:
-        await holder.aclose()
-        await other.aclose()
+    async with (
+        _full_pool(redis_server.url, "x") as (holder, other, lease),
+        anyio.create_task_group() as outer,
+    ):
+        await outer.start(other.run)
+        for delay in (0.0, 0.0005, 0.001, 0.002, 0.005, 0.03):
+            with anyio.move_on_after(delay):
+                async with anyio.create_task_group() as tg:
+                    for _ in range(8):
+                        tg.start_soon(other.acquire, 16)
+            assert await _tickets(holder) == 0 and not other.waiting, delay
+            assert await holder.in_use() == 1 and not other.held, delay
+        await holder.release(lease)
+        with anyio.fail_after(2):
+            got = await other.acquire(16)
+        assert await holder.in_use() == 1 and other.held == {got}
+        outer.cancel_scope.cancel()
     assert await _count(redis_server, "x") == 0

@@ -7,7 +7,7 @@ queue by ticket, shortest first among those that arrive together, first come fir
 longer spans (see :meth:`SharedSlots.acquire`), and heartbeat too, so a dead waiter leaves the
 queue. A lease found expired on renewal is *lost*: logged and counted, never granted again.
 While :meth:`SharedSlots.run` runs, a process's enqueues and tries made together go to Redis as
-one script call each (``_batcher.py``): a burst of 16 makes 3 calls, not 48.
+one script call each (``_batcher.py``).
 
 When Redis cannot be reached, a circuit breaker stops calling it for a while and each process
 admits on a local share of the limit, ``max(1, limit // live processes seen last)``, never the
