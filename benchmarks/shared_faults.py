@@ -247,8 +247,9 @@ def main() -> int:
                   " (the stalled streams stayed open at the server)")  # fmt: skip
             print(f"  restart: Redis down {args.down:g} s mid-run (pool 8, 2 workers x"
                   f" {args.jobs_each} jobs): server"
-                  f" peak {max(d['peak'] for d in downs)} (without the fault"
-                  f" {max(c['peak'] for c in calm)}), failed {sum(d['failed'] for d in downs)},"
+                  f" peak {max(d['peak'] for d in downs)} (runs: {[d['peak'] for d in downs]};"
+                  f" without the fault {max(c['peak'] for c in calm)}), failed"
+                  f" {sum(d['failed'] for d in downs)},"
                   f" restarts noticed {med([d['restarts'] for d in downs]):.0f} per run,"
                   f" makespan {med([d['span'] for d in downs]):.2f} s against"
                   f" {med([c['span'] for c in calm]):.2f} s")  # fmt: skip

@@ -360,7 +360,8 @@ async def test_redis_stopped_then_restarted_mid_run(
     """Down: each of 2 processes admits on its share (4 // 2), counting the lease it still
     holds from Redis, not the whole limit, and says so once. Back with its keys lost: the epoch
     tells both processes (the first to see it sets a new one), both put their held leases back,
-    and shared admission resumes."""
+    the one granted locally meanwhile joins them (Redis must not grant its slot again), and
+    shared admission resumes."""
     a = SharedSlots(redis_server.url, "r", limit=4, ttl=3)
     b = SharedSlots(redis_server.url, "r", limit=4, ttl=3)
     await a.open()
@@ -382,11 +383,52 @@ async def test_redis_stopped_then_restarted_mid_run(
         assert await _renew_when_reachable(a) == []  # put back, not lost
         assert await _renew_when_reachable(b) == []  # the other process too: a new epoch
         assert a.restarts == 1 and a.lost == 0 and b.restarts == 1 and b.lost == 0
-        assert await a.in_use() == 2 and shared in a.held and other in b.held
+        # the lease granted locally is in Redis too: its request still runs
+        assert await a.in_use() == 3 and shared in a.held and other in b.held and not a.unshared
+        last = await b.acquire()  # the pool's 4th slot
+        with anyio.move_on_after(0.5) as scope:
+            await b.acquire()  # a 5th
+        assert scope.cancelled_caught and await a.in_use() == 4
         for x in local:
             await a.release(x)
+        await b.release(last)
         again = await a.acquire()
         assert again.startswith("l:") and await a.in_use() == 3
+    finally:
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_back_from_an_outage_a_process_keeps_to_its_share_while_others_are_away(
+    redis_server: RedisServer,
+) -> None:
+    """Both processes ran on their local shares (2 of 4 each) while Redis was down. The first
+    back finds a restarted Redis that counts only its own 2: it must not take the 2 slots the
+    other, still away, runs (4 + 2 at the server), until that one is back or a heartbeat has
+    passed."""
+    a = SharedSlots(redis_server.url, "s", limit=4, ttl=3)
+    b = SharedSlots(redis_server.url, "s", limit=4, ttl=3)
+    await a.open()
+    await b.open()
+    try:
+        await a.renew()
+        assert a.live == b.live == 2
+        redis_server.stop()
+        mine = [await a.acquire(), await a.acquire()]
+        theirs = [await b.acquire(), await b.acquire()]
+        assert set(mine) == a.unshared and set(theirs) == b.unshared
+        redis_server.start()
+        assert await _renew_when_reachable(a) == []
+        assert await a.in_use() == 2 and a.live == 2  # b's 2 are not in Redis yet
+        with anyio.move_on_after(0.5) as scope:
+            await a.acquire()  # Redis has room, but not the pool: b runs 2 it does not know
+        assert scope.cancelled_caught
+        await _renew_when_reachable(b)
+        assert await a.in_use() == 4
+        await b.release(theirs[0])
+        with anyio.fail_after(10):  # once a heartbeat has passed, Redis alone decides
+            await a.acquire()
+        assert await a.in_use() == 4
     finally:
         await a.aclose()
         await b.aclose()

@@ -1,5 +1,10 @@
 """A circuit breaker for the coordinator: after a failed Redis call, stop calling it for a
-while (1 s, doubling to 30 s) and say so once in the log; close again on the first success."""
+while (1 s, doubling up to a cap) and say so once in the log; close again on the first success.
+
+Calls made before it opened and failing after count as the same failure: a process's heartbeat,
+tries and sample publishing all fail together when Redis goes away, and counted one by one they
+doubled the cooldown past the outage (a process that came back 16 s late ran on its local share
+beside one that was back, and the server saw both)."""
 
 from __future__ import annotations
 
@@ -34,8 +39,10 @@ class Breaker:
             raise CoordinatorDown(self.what)
 
     def failed(self, exc: BaseException) -> None:
+        if self.is_open:  # the outage already counted (a call made before it opened)
+            return
         if not self.cooldown:
-            log.warning("%s unreachable (%s): admitting on a local share", self.what, exc)
+            log.warning("%s unreachable (%s)", self.what, exc)
         self.cooldown = min(self.most, self.cooldown * 2 or self.first)
         self.open_until = time.monotonic() + self.cooldown
         self.failures += 1

@@ -308,15 +308,17 @@ return gone
 )
 
 # KEYS: leases, limit, tickets, waiters, lost, procs, epoch
-# ARGV: ttl_ms, owner, epoch, n_leases, leases..., tickets...
+# ARGV: ttl_ms, owner, epoch, n_leases, m_local, leases..., local leases..., tickets...
 # -> {epoch now, live processes, 1 if Redis had lost its keys else 0, Redis ms, lost leases...}.
 # A changed or missing epoch means Redis lost its keys (a restart): the caller's leases are put
-# back, not reported lost.
+# back, not reported lost. Local leases (granted on the fallback's share while Redis was away)
+# are added, so Redis counts their requests, which still run, until they are released.
 RENEW = (
     _PRELUDE
     + """
 local ttl = tonumber(ARGV[1])
 local n = tonumber(ARGV[4])
+local m = tonumber(ARGV[5])
 local epoch = redis.call('GET', KEYS[7])
 local restarted = epoch ~= ARGV[3]
 if not epoch then  -- lost: a new one, which every other process's heartbeat tells from its own
@@ -324,7 +326,10 @@ if not epoch then  -- lost: a new one, which every other process's heartbeat tel
   redis.call('SET', KEYS[7], epoch)
 end
 local out = {epoch, 0, restarted and 1 or 0, now}
-for i = 5, 4 + n do
+for i = 6 + n, 5 + n + m do  -- admitted on a local share while Redis was away: they run
+  redis.call('ZADD', KEYS[1], 'NX', now + ttl, ARGV[i])
+end
+for i = 6, 5 + n do
   if restarted then
     redis.call('ZADD', KEYS[1], 'NX', now + ttl, ARGV[i])
   end
@@ -334,7 +339,7 @@ for i = 5, 4 + n do
     end
   end
 end
-for i = 5 + n, #ARGV do
+for i = 6 + n + m, #ARGV do
   redis.call('ZADD', KEYS[4], 'XX', now + ttl, ARGV[i])
 end
 if #out > 4 then

@@ -11,8 +11,10 @@ one script call each (``_batcher.py``).
 
 When Redis cannot be reached, a circuit breaker stops calling it for a while and each process
 admits on a local share of the limit, ``max(1, limit // live processes seen last)``, never the
-whole limit. A Redis that lost its keys (a restart) is noticed by its epoch: the leases this
-process holds are put back rather than reported lost.
+whole limit. Back, the first heartbeat hands Redis the leases granted meanwhile (their
+requests still run), so it does not grant their slots again. A Redis that lost its keys (a
+restart) is noticed by its epoch: the leases this process holds are put back rather than reported
+lost.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import math
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import anyio
@@ -38,6 +40,7 @@ __all__ = ["SharedSlots"]
 
 log = logging.getLogger("fairstream.dispatch")
 _LOCAL = "local:"  # a slot granted by the fallback, not by Redis
+_JOINED = "+"  # on the release channel: a process joined the pool
 
 
 class SharedSlots:
@@ -65,6 +68,7 @@ class SharedSlots:
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.epoch = uuid.uuid4().hex
         self.held: set[str] = set()  # leases this process holds
+        self.unshared: set[str] = set()  # held leases the fallback granted, not in Redis yet
         self.banded: set[str] = set()  # held leases in the band (not started yet)
         self.waiting: set[str] = set()  # tickets this process queues
         self.lost = 0  # leases found expired on renewal
@@ -75,13 +79,17 @@ class SharedSlots:
         self._limit_written: int | None = None
         self._band_written: bool | None = None
         self.round_trips: list[float] = []  # seconds per acquire script call (bounded)
-        self.breaker = Breaker(f"Redis at {url}")
+        beat = ttl / 3  # Redis back: noticed within a heartbeat, so by every process in one
+        self.breaker = Breaker(f"Redis at {url}", first=min(1.0, beat), most=beat)
         self._timeout = timeout
         self._redis: Any = None
         self._scripts: dict[str, Any] = {}
         self._wakers: dict[str, anyio.Event] = {}  # waiting ticket -> its wake-up
         self._freed = anyio.Event()  # set (and replaced) at every release: fallback waiters
         self._away = False  # Redis was unreachable at the last try
+        self._settle_until = 0.0  # back from an outage: keep to this process's share till then
+        self._renewing = anyio.Lock()  # one renewal at a time: each sees the last one's epoch
+        self._entering = 0  # settling: acquires let through to Redis, not granted yet
         self._batches = Batcher(self._call)  # a burst's calls, a few at a time (run())
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -110,17 +118,21 @@ class SharedSlots:
         await self._redis.set(self.keys["epoch"], self.epoch, nx=True)
         self.epoch = (await self._redis.get(self.keys["epoch"])).decode()
         await self.renew()  # counts this process among the live ones
+        # and tells the others now, not at their next heartbeat: the share each falls back to
+        # when Redis goes away is the limit over the processes it saw last
+        await self._redis.publish(self.keys["released"], _JOINED)
 
     async def aclose(self) -> None:
         """Give back every lease and ticket still held, then disconnect."""
         if self._redis is None:
             return
         with anyio.CancelScope(shield=True):
-            left = [x for x in (*self.held, *self.waiting) if not x.startswith(_LOCAL)]
+            left = [x for x in (*self.held, *self.waiting) if x not in self.unshared]
             if left:
                 with contextlib.suppress(CoordinatorDown):  # else they expire within the ttl
                     await self._call("release", left)
             self.held.clear()
+            self.unshared.clear()
             self.waiting.clear()
             await self._redis.aclose()
         self._redis = None
@@ -152,10 +164,21 @@ class SharedSlots:
         while True:
             try:
                 if self._away:  # back: put held leases back first (a Redis that lost them
-                    self._away = False  # would grant their slots again until the heartbeat)
-                    await self.renew()
-                return await self._acquire_shared(handicap, n, _key_tag(key))
+                    async with self._renewing:  # would grant their slots again until the
+                        if self._away:  # heartbeat); one task does it for all of them
+                            await self._renew()
+                async with self._settled():
+                    return await self._acquire_shared(handicap, n, _key_tag(key))
             except CoordinatorDown:
+                if not self._away:
+                    log.warning(
+                        "pool %r: admitting on this process's share, %d of %d (%d processes"
+                        " seen), until Redis is back",
+                        self.pool,
+                        self.fallback_limit(),
+                        self.limit or 1,
+                        self.live,
+                    )
                 self._away = True
                 granted = await self._acquire_local()
                 if granted is not None:
@@ -184,19 +207,35 @@ class SharedSlots:
             self.held.discard(lease)
             self._freed.set()
             self._freed = anyio.Event()
-            if lease.startswith(_LOCAL):
+            if lease in self.unshared:  # Redis never had it
+                self.unshared.discard(lease)
                 return
             with contextlib.suppress(CoordinatorDown):  # else it expires within the ttl
                 await self._call("release", [lease])
 
     async def renew(self) -> list[str]:
-        """Extend every lease and ticket of this process; return (and count) the lost ones."""
-        held = sorted(x for x in self.held if not x.startswith(_LOCAL))
-        args = [self._ttl_ms(), self.owner, self.epoch, len(held), *held, *sorted(self.waiting)]
+        """Extend every lease and ticket of this process, hand Redis the leases the fallback
+        granted; return (and count) the lost ones."""
+        async with self._renewing:
+            return await self._renew()
+
+    async def _renew(self) -> list[str]:
+        local = sorted(self.unshared)
+        held = sorted(self.held - self.unshared)
+        args = [self._ttl_ms(), self.owner, self.epoch, len(held), len(local), *held, *local]
         t0 = time.perf_counter()
-        raw = await self._call("renew", args)
+        raw = await self._call("renew", [*args, *sorted(self.waiting)])
+        self.unshared.difference_update(local)
+        gone = [x for x in local if x not in self.held]  # released while the call ran
+        if gone:
+            await self._call("release", gone)
         self.clock_offset = int(raw[3]) / 1000 - (t0 + time.perf_counter()) / 2
-        epoch, self.live = _text(raw[0]), max(1, int(raw[1]))
+        epoch, seen = _text(raw[0]), max(1, int(raw[1]))
+        if self._away or int(raw[2]):  # back, or Redis was: others may still be away
+            self._settle_until = time.monotonic() + self.ttl / 3 + self._timeout
+        self._away = False
+        # settling, the processes seen before count (a restarted Redis has seen only us)
+        self.live = max(self.live, seen) if time.monotonic() < self._settle_until else seen
         if int(raw[2]):
             self.restarts += 1
             log.warning("Redis at %s lost the pool's keys (restarted?): leases put back", self.url)
@@ -319,6 +358,28 @@ class SharedSlots:
         finally:
             self._wakers.pop(ticket, None)
 
+    @contextlib.asynccontextmanager
+    async def _settled(self) -> AsyncIterator[None]:
+        """Just back from an outage, others may still admit on their local share, unknown to
+        Redis until their own next try or heartbeat (within one): until then keep to this
+        process's share, counting the acquires let through and not granted yet (else the
+        process and another still away together exceed the limit: 12 at the server for a pool
+        of 8, 2 processes, Redis restarted)."""
+        while len(self.held) + self._entering >= self.fallback_limit():
+            left = self._settle_until - time.monotonic()
+            if left <= 0:
+                break
+            with anyio.move_on_after(left):
+                await self._freed.wait()
+        if time.monotonic() >= self._settle_until:
+            yield
+            return
+        self._entering += 1
+        try:
+            yield
+        finally:
+            self._entering -= 1
+
     async def _acquire_local(self) -> str | None:
         """A slot from this process's share while the breaker is open, counting the leases it
         still holds from Redis (their requests still run: counted apart, two processes that
@@ -328,8 +389,9 @@ class SharedSlots:
         with anyio.move_on_after(max(0.0, self.breaker.open_until - time.monotonic())):
             while len(self.held) >= share:
                 await self._freed.wait()
-            token = f"{_LOCAL}{uuid.uuid4().hex}"
+            token = f"{_LOCAL}{self.owner}:{uuid.uuid4().hex}"
             self.held.add(token)
+            self.unshared.add(token)
             return token
         return None
 
@@ -382,7 +444,12 @@ class SharedSlots:
                 await pubsub.subscribe(self.keys["released"])
                 while True:
                     msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=None)
-                    if msg is not None:
+                    if msg is None:
+                        continue
+                    if _text(msg["data"]) == _JOINED:  # count the newcomer
+                        with contextlib.suppress(CoordinatorDown):
+                            await self.renew()
+                    else:
                         self._wake(_text(msg["data"]).split())
             except Exception:  # Redis went away: waiters poll; listen again later
                 await anyio.sleep(self.poll)
