@@ -399,6 +399,36 @@ async def test_redis_stopped_then_restarted_mid_run(
         await b.aclose()
 
 
+async def test_an_outage_counts_what_the_others_held_for_a_ttl(
+    redis_server: RedisServer,
+) -> None:
+    """Redis goes away while process b holds 3 of the pool's 4 slots: a's share, 2 of 4, less
+    b's 3 (as a last heard from Redis) is 1, so a and b together stay within the limit (2 + 3
+    would exceed it); once b's leases would have expired (a ttl), a's share is 2 again."""
+    ttl = 1.5
+    a = SharedSlots(redis_server.url, "o", limit=4, ttl=ttl)
+    b = SharedSlots(redis_server.url, "o", limit=4, ttl=ttl)
+    await a.open()
+    await b.open()
+    try:
+        held = [await b.acquire() for _ in range(3)]
+        await a.renew()
+        assert a.live == 2
+        redis_server.stop()
+        first = await a.acquire()
+        assert first in a.unshared
+        with anyio.move_on_after(ttl / 3) as scope:
+            await a.acquire()  # b's 3 and a's 1: the pool is full
+        assert scope.cancelled_caught
+        with anyio.fail_after(3 * ttl):
+            second = await a.acquire()  # a ttl on: b's leases would have expired
+        assert a.held == {first, second} and len(held) == len(b.held) == 3
+    finally:
+        redis_server.start()
+        await a.aclose()
+        await b.aclose()
+
+
 async def test_back_from_an_outage_a_process_keeps_to_its_share_while_others_are_away(
     redis_server: RedisServer,
 ) -> None:

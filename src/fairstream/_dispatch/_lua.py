@@ -39,6 +39,7 @@ __all__ = [
     "RELEASE",
     "RENEW",
     "keys",
+    "script_keys",
 ]
 
 # the time in ms, and both sweeps: every script starts with it
@@ -309,7 +310,8 @@ return gone
 
 # KEYS: leases, limit, tickets, waiters, lost, procs, epoch
 # ARGV: ttl_ms, owner, epoch, n_leases, m_local, leases..., local leases..., tickets...
-# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, Redis ms, lost leases...}.
+# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, Redis ms, leases held by
+#     every process, lost leases...}.
 # A changed or missing epoch means Redis lost its keys (a restart): the caller's leases are put
 # back, not reported lost. Local leases (granted on the fallback's share while Redis was away)
 # are added, so Redis counts their requests, which still run, until they are released.
@@ -325,7 +327,7 @@ if not epoch then  -- lost: a new one, which every other process's heartbeat tel
   epoch = ARGV[3] .. '/' .. now
   redis.call('SET', KEYS[7], epoch)
 end
-local out = {epoch, 0, restarted and 1 or 0, now}
+local out = {epoch, 0, restarted and 1 or 0, now, 0}
 for i = 6 + n, 5 + n + m do  -- admitted on a local share while Redis was away: they run
   redis.call('ZADD', KEYS[1], 'NX', now + ttl, ARGV[i])
 end
@@ -342,9 +344,10 @@ end
 for i = 6 + n + m, #ARGV do
   redis.call('ZADD', KEYS[4], 'XX', now + ttl, ARGV[i])
 end
-if #out > 4 then
-  redis.call('INCRBY', KEYS[5], #out - 4)
+if #out > 5 then
+  redis.call('INCRBY', KEYS[5], #out - 5)
 end
+out[5] = redis.call('ZCARD', KEYS[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
 redis.call('ZADD', KEYS[6], now + ttl, ARGV[2])
 out[2] = redis.call('ZCARD', KEYS[6])
@@ -359,3 +362,19 @@ def keys(pool: str) -> dict[str, str]:
     names = ("leases", "limit", "tickets", "waiters", "seq", "lost", "released", "procs", "epoch",
              "leader", "samples", "pause", "band", "bandmode", "turns", "granted")  # fmt: skip
     return {name: base + name for name in names}
+
+
+_COMMON = ("leases", "limit", "tickets", "waiters")
+_MORE = {
+    "enqueue": ("seq", "turns"),
+    "release": ("released", "band", "turns"),
+    "renew": ("lost", "procs", "epoch"),
+    "acquire": ("pause", "band", "bandmode", "turns", "seq", "granted"),
+}
+
+
+def script_keys(name: str, names: dict[str, str]) -> list[str]:
+    """The KEYS a script takes, in its order (``names``: the pool's, from :func:`keys`)."""
+    if name in ("lead", "pause"):
+        return [names["leader" if name == "lead" else "pause"]]
+    return [names[k] for k in (*_COMMON, *_MORE.get(name.removesuffix("_many"), ()))]

@@ -10,11 +10,9 @@ While :meth:`SharedSlots.run` runs, a process's enqueues and tries made together
 one script call each (``_batcher.py``).
 
 When Redis cannot be reached, a circuit breaker stops calling it for a while and each process
-admits on a local share of the limit, ``max(1, limit // live processes seen last)``, never the
-whole limit. Back, the first heartbeat hands Redis the leases granted meanwhile (their
-requests still run), so it does not grant their slots again. A Redis that lost its keys (a
-restart) is noticed by its epoch: the leases this process holds are put back rather than reported
-lost.
+admits on a local share of the limit, never the whole (``_outage.py``). A Redis that lost its
+keys (a restart) is noticed by its epoch: the leases this process holds are put back rather than
+reported lost.
 """
 
 from __future__ import annotations
@@ -26,20 +24,21 @@ import math
 import os
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
 
 from .._errors import require
+from . import _lua
 from ._batcher import Batcher
 from ._breaker import Breaker, CoordinatorDown
-from ._lua import ACQUIRE, ACQUIRE_MANY, ENQUEUE, ENQUEUE_MANY, PAUSE, RELEASE, RENEW, keys
+from ._lua import keys, script_keys
+from ._outage import Outage
 
 __all__ = ["SharedSlots"]
 
 log = logging.getLogger("fairstream.dispatch")
-_LOCAL = "local:"  # a slot granted by the fallback, not by Redis
 _JOINED = "+"  # on the release channel: a process joined the pool
 
 
@@ -68,7 +67,6 @@ class SharedSlots:
         self.owner = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.epoch = uuid.uuid4().hex
         self.held: set[str] = set()  # leases this process holds
-        self.unshared: set[str] = set()  # held leases the fallback granted, not in Redis yet
         self.banded: set[str] = set()  # held leases in the band (not started yet)
         self.waiting: set[str] = set()  # tickets this process queues
         self.lost = 0  # leases found expired on renewal
@@ -85,11 +83,9 @@ class SharedSlots:
         self._redis: Any = None
         self._scripts: dict[str, Any] = {}
         self._wakers: dict[str, anyio.Event] = {}  # waiting ticket -> its wake-up
-        self._freed = anyio.Event()  # set (and replaced) at every release: fallback waiters
-        self._away = False  # Redis was unreachable at the last try
-        self._settle_until = 0.0  # back from an outage: keep to this process's share till then
+        self._outage = Outage(self.owner, ttl, timeout)  # Redis away, and just back
+        self.unshared = self._outage.unshared  # held leases granted locally, not in Redis yet
         self._renewing = anyio.Lock()  # one renewal at a time: each sees the last one's epoch
-        self._entering = 0  # settling: acquires let through to Redis, not granted yet
         self._batches = Batcher(self._call)  # a burst's calls, a few at a time (run())
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -103,16 +99,9 @@ class SharedSlots:
         self._redis = aioredis.from_url(
             self.url, socket_timeout=self._timeout, socket_connect_timeout=self._timeout
         )
-        for name, source in (
-            ("enqueue", ENQUEUE),
-            ("enqueue_many", ENQUEUE_MANY),
-            ("acquire", ACQUIRE),
-            ("acquire_many", ACQUIRE_MANY),
-            ("release", RELEASE),
-            ("renew", RENEW),
-            ("pause", PAUSE),
-        ):
-            self._scripts[name] = self._redis.register_script(source)
+        for name in ("enqueue", "enqueue_many", "acquire", "acquire_many", "release", "renew",
+                     "pause"):  # fmt: skip
+            self._scripts[name] = self._redis.register_script(getattr(_lua, name.upper()))
         if self.limit is not None:  # a fixed limit is everyone's; a leader's only a default
             await self._redis.set(self.keys["limit"], self.limit, nx=not self.own_limit)
         await self._redis.set(self.keys["epoch"], self.epoch, nx=True)
@@ -163,24 +152,25 @@ class SharedSlots:
         n = -1 if expected_tokens is None else max(0, round(expected_tokens))
         while True:
             try:
-                if self._away:  # back: put held leases back first (a Redis that lost them
-                    async with self._renewing:  # would grant their slots again until the
-                        if self._away:  # heartbeat); one task does it for all of them
+                if self._outage.away:  # back: put held leases back first (a Redis that lost
+                    async with self._renewing:  # them would grant their slots again until the
+                        if self._outage.away:  # heartbeat); one task does it for all of them
                             await self._renew()
-                async with self._settled():
+                async with self._outage.settled(self.held, self.fallback_limit()):
                     return await self._acquire_shared(handicap, n, _key_tag(key))
             except CoordinatorDown:
-                if not self._away:
+                if self._outage.began():
                     log.warning(
                         "pool %r: admitting on this process's share, %d of %d (%d processes"
-                        " seen), until Redis is back",
+                        " seen, %d leases held by others), until Redis is back",
                         self.pool,
                         self.fallback_limit(),
                         self.limit or 1,
                         self.live,
+                        self._outage.others,
                     )
-                self._away = True
-                granted = await self._acquire_local()
+                until = self.breaker.open_until
+                granted = await self._outage.grant(self.held, self.fallback_limit(), until)
                 if granted is not None:
                     return granted
 
@@ -205,8 +195,7 @@ class SharedSlots:
         self.banded.discard(lease)
         with anyio.CancelScope(shield=True):
             self.held.discard(lease)
-            self._freed.set()
-            self._freed = anyio.Event()
+            self._outage.freed()
             if lease in self.unshared:  # Redis never had it
                 self.unshared.discard(lease)
                 return
@@ -231,18 +220,17 @@ class SharedSlots:
             await self._call("release", gone)
         self.clock_offset = int(raw[3]) / 1000 - (t0 + time.perf_counter()) / 2
         epoch, seen = _text(raw[0]), max(1, int(raw[1]))
-        if self._away or int(raw[2]):  # back, or Redis was: others may still be away
-            self._settle_until = time.monotonic() + self.ttl / 3 + self._timeout
-        self._away = False
+        self._outage.ended(restarted=bool(int(raw[2])))  # back: others may still be away
         # settling, the processes seen before count (a restarted Redis has seen only us)
-        self.live = max(self.live, seen) if time.monotonic() < self._settle_until else seen
+        self.live = max(self.live, seen) if self._outage.settling else seen
         if int(raw[2]):
             self.restarts += 1
             log.warning("Redis at %s lost the pool's keys (restarted?): leases put back", self.url)
             self.epoch = epoch
             if self.limit is not None:
                 await self._redis.set(self.keys["limit"], self.limit)
-        lost = [_text(x) for x in raw[4:]]
+        self._outage.seen(int(raw[4]), self.held)
+        lost = [_text(x) for x in raw[5:]]
         for lease in lost:
             self.held.discard(lease)
         if lost:
@@ -310,8 +298,9 @@ class SharedSlots:
         return int(await self._redis.zcard(self.keys["leases"]))
 
     def fallback_limit(self) -> int:
-        """What this process may run while Redis is away: its share, never the whole."""
-        return max(1, (self.limit or 1) // max(1, self.live))
+        """What this process may run while Redis is away: its share, never the whole (see
+        ``_outage.py``)."""
+        return self._outage.share(self.limit or 1, self.live)
 
     # -- internals -------------------------------------------------------------------------
     async def _acquire_shared(self, handicap: int, n: int, tag: str) -> str:
@@ -333,6 +322,8 @@ class SharedSlots:
                 if granted == 1:
                     self.waiting.discard(ticket)
                     self.held.add(lease)
+                self._outage.seen(int(used), self.held)
+                if granted == 1:
                     if banded:
                         self.banded.add(lease)
                     return lease
@@ -358,69 +349,12 @@ class SharedSlots:
         finally:
             self._wakers.pop(ticket, None)
 
-    @contextlib.asynccontextmanager
-    async def _settled(self) -> AsyncIterator[None]:
-        """Just back from an outage, others may still admit on their local share, unknown to
-        Redis until their own next try or heartbeat (within one): until then keep to this
-        process's share, counting the acquires let through and not granted yet (else the
-        process and another still away together exceed the limit: 12 at the server for a pool
-        of 8, 2 processes, Redis restarted)."""
-        while len(self.held) + self._entering >= self.fallback_limit():
-            left = self._settle_until - time.monotonic()
-            if left <= 0:
-                break
-            with anyio.move_on_after(left):
-                await self._freed.wait()
-        if time.monotonic() >= self._settle_until:
-            yield
-            return
-        self._entering += 1
-        try:
-            yield
-        finally:
-            self._entering -= 1
-
-    async def _acquire_local(self) -> str | None:
-        """A slot from this process's share while the breaker is open, counting the leases it
-        still holds from Redis (their requests still run: counted apart, two processes that
-        held a pool of 8 between them before Redis went away ran 16 at the server); None: try
-        Redis again."""
-        share = self.fallback_limit()
-        with anyio.move_on_after(max(0.0, self.breaker.open_until - time.monotonic())):
-            while len(self.held) >= share:
-                await self._freed.wait()
-            token = f"{_LOCAL}{self.owner}:{uuid.uuid4().hex}"
-            self.held.add(token)
-            self.unshared.add(token)
-            return token
-        return None
-
     def _ttl_ms(self) -> int:
         return max(1, math.ceil(self.ttl * 1000))
 
     async def _call(self, name: str, args: list[Any]) -> Any:
         """Run one script; a Redis that cannot be reached opens the breaker."""
-        k = self.keys
-        names = [k["leases"], k["limit"], k["tickets"], k["waiters"]]
-        if name == "lead":
-            names = [k["leader"]]
-        elif name == "pause":
-            names = [k["pause"]]
-        names += {
-            "enqueue": [k["seq"], k["turns"]],
-            "enqueue_many": [k["seq"], k["turns"]],
-            "release": [k["released"], k["band"], k["turns"]],
-            "renew": [k["lost"], k["procs"], k["epoch"]],
-            "acquire": [k["pause"], k["band"], k["bandmode"], k["turns"], k["seq"], k["granted"]],
-            "acquire_many": [
-                k["pause"],
-                k["band"],
-                k["bandmode"],
-                k["turns"],
-                k["seq"],
-                k["granted"],
-            ],
-        }.get(name, [])
+        names = script_keys(name, self.keys)
         with self._guarded():
             result = await self._scripts[name](keys=names, args=args)
         self.breaker.succeeded()
