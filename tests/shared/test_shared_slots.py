@@ -345,6 +345,26 @@ async def test_shorter_requests_go_first_but_not_past_the_reorder_wait(
             await c.aclose()
 
 
+@contextlib.asynccontextmanager
+async def _two_processes(
+    server: RedisServer, pool: str, ttl: float
+) -> AsyncIterator[tuple[SharedSlots, SharedSlots]]:
+    """Two processes' slots on one pool of 4, each having seen the other; Redis up at the end."""
+    a = SharedSlots(server.url, pool, limit=4, ttl=ttl)
+    b = SharedSlots(server.url, pool, limit=4, ttl=ttl)
+    await a.open()
+    await b.open()
+    try:
+        await a.renew()
+        assert a.live == b.live == 2
+        yield a, b
+    finally:
+        if server.proc is None:  # a test stopped it
+            server.start()
+        await a.aclose()
+        await b.aclose()
+
+
 async def _renew_when_reachable(slots: SharedSlots) -> list[str]:
     with anyio.fail_after(15):
         while True:
@@ -362,13 +382,7 @@ async def test_redis_stopped_then_restarted_mid_run(
     tells both processes (the first to see it sets a new one), both put their held leases back,
     the one granted locally meanwhile joins them (Redis must not grant its slot again), and
     shared admission resumes."""
-    a = SharedSlots(redis_server.url, "r", limit=4, ttl=3)
-    b = SharedSlots(redis_server.url, "r", limit=4, ttl=3)
-    await a.open()
-    await b.open()
-    try:
-        await a.renew()
-        assert a.live == 2
+    async with _two_processes(redis_server, "r", 3) as (a, b):
         shared, other = await a.acquire(), await b.acquire()
         redis_server.stop()
         with caplog.at_level(logging.WARNING, logger="fairstream"):
@@ -394,9 +408,6 @@ async def test_redis_stopped_then_restarted_mid_run(
         await b.release(last)
         again = await a.acquire()
         assert again.startswith("l:") and await a.in_use() == 3
-    finally:
-        await a.aclose()
-        await b.aclose()
 
 
 async def test_an_outage_counts_what_the_others_held_for_a_ttl(
@@ -406,14 +417,9 @@ async def test_an_outage_counts_what_the_others_held_for_a_ttl(
     b's 3 (as a last heard from Redis) is 1, so a and b together stay within the limit (2 + 3
     would exceed it); once b's leases would have expired (a ttl), a's share is 2 again."""
     ttl = 1.5
-    a = SharedSlots(redis_server.url, "o", limit=4, ttl=ttl)
-    b = SharedSlots(redis_server.url, "o", limit=4, ttl=ttl)
-    await a.open()
-    await b.open()
-    try:
+    async with _two_processes(redis_server, "o", ttl) as (a, b):
         held = [await b.acquire() for _ in range(3)]
-        await a.renew()
-        assert a.live == 2
+        await a.renew()  # a hears of b's 3
         redis_server.stop()
         first = await a.acquire()
         assert first in a.unshared
@@ -423,10 +429,6 @@ async def test_an_outage_counts_what_the_others_held_for_a_ttl(
         with anyio.fail_after(3 * ttl):
             second = await a.acquire()  # a ttl on: b's leases would have expired
         assert a.held == {first, second} and len(held) == len(b.held) == 3
-    finally:
-        redis_server.start()
-        await a.aclose()
-        await b.aclose()
 
 
 async def test_back_from_an_outage_a_process_keeps_to_its_share_while_others_are_away(
@@ -436,13 +438,7 @@ async def test_back_from_an_outage_a_process_keeps_to_its_share_while_others_are
     back finds a restarted Redis that counts only its own 2: it must not take the 2 slots the
     other, still away, runs (4 + 2 at the server), until that one is back or a heartbeat has
     passed."""
-    a = SharedSlots(redis_server.url, "s", limit=4, ttl=3)
-    b = SharedSlots(redis_server.url, "s", limit=4, ttl=3)
-    await a.open()
-    await b.open()
-    try:
-        await a.renew()
-        assert a.live == b.live == 2
+    async with _two_processes(redis_server, "s", 3) as (a, b):
         redis_server.stop()
         mine = [await a.acquire(), await a.acquire()]
         theirs = [await b.acquire(), await b.acquire()]
@@ -459,9 +455,6 @@ async def test_back_from_an_outage_a_process_keeps_to_its_share_while_others_are
         with anyio.fail_after(10):  # once a heartbeat has passed, Redis alone decides
             await a.acquire()
         assert await a.in_use() == 4
-    finally:
-        await a.aclose()
-        await b.aclose()
 
 
 async def test_a_stalled_process_finds_its_leases_lost_and_says_so(
