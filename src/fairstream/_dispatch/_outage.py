@@ -57,8 +57,9 @@ class Outage:
         return time.monotonic() < self.settle_until
 
     def seen(self, in_use: int, held: set[str]) -> None:
-        """Redis said ``in_use`` leases exist, ``held`` (less the unshared) among them ours."""
-        self.others = max(0, in_use - len(held - self.unshared))
+        """Redis said ``in_use`` leases exist, ``held`` (less the unshared, a subset of it)
+        among them ours (each acquire reply: no set built)."""
+        self.others = max(0, in_use - (len(held) - len(self.unshared)))
 
     def share(self, limit: int, live: int) -> int:
         """What this process may hold while Redis is away (or while settling)."""
@@ -88,6 +89,9 @@ class Outage:
     async def settled(self, held: set[str], share: int) -> AsyncIterator[None]:
         """Settling, wait until this process holds (or is being granted) less than ``share``;
         the acquires let through count until they are granted or give up."""
+        if not self.settling:  # the usual case: every acquire passes here
+            yield
+            return
         while len(held) + self._entering >= share:
             left = self.settle_until - time.monotonic()
             if left <= 0:
