@@ -211,6 +211,7 @@ class Auto(Policy):
         """Static: a request joins the batch waiting at the server only within 2x of its
         longest (or of 16 tokens), so short requests are not stretched to a long one's length.
         Continuous: see :meth:`_admit_critical_first`."""
+        self._waited_out(now)
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
         if not self._wave.sized and len(queue):
@@ -252,9 +253,12 @@ class Auto(Policy):
         wake = super().next_wakeup(now)
         if (gathered := self._wave.wakeup(now)) is not None:
             return gathered if wake is None else min(wake, gathered)
-        held = self._batches.hold_until
-        if held > now:
-            wake = held if wake is None else min(wake, held)
+        times = [self._batches.hold_until]
+        if self._b_lower_bound() and self.running:  # when a competitor's wait proves B
+            times.append(self._batches.overdue_at(self._waiting, self._overdue()) or -math.inf)
+        for t in times:
+            if t > now:
+                wake = t if wake is None else min(wake, t)
         if self._in_time() and self.running and not self._batches.sent_ahead:
             due = self._batches.due(self._running, self.step())
             if due is not None and due > now:
@@ -290,6 +294,7 @@ class Auto(Policy):
             self.slow_start = False
 
     def on_first_token(self, job: Job, now: float) -> None:
+        self._waited_out(now)  # before this start ends its wait
         sent = self._waiting.pop(job.jid, None)
         n = self._waiting_len.pop(job.jid, None)
         if sent is None:
@@ -378,12 +383,9 @@ class Auto(Policy):
         self._batches.on_end(job.jid, self.running)
         ends = [t.last_content for t in traces if t.last_content is not None]
         self._ends.append(min(ends, default=now))
-        if ran and not self.running and self.kind == "static" and not self.batch_exact:
+        if ran and not self.running and self._b_lower_bound():
             size = self._batches.full(self._waiting, self.batch_size or 0, self._quickest)
-            if size is not None:  # B is exact
-                before = self.describe()
-                self.batch_size, self.batch_exact = size, True
-                self._log_change(f"{before} -> {self.describe()}: a full batch ran, others waited")
+            self._exact(size, "a full batch ran, others waited")
         self._proved = 0  # past the first burst late starts count again (the prior can be high)
         self._undo_growth(job.jid, traces, now)
         if job.ok and self._overloads:
@@ -402,6 +404,27 @@ class Auto(Policy):
         if self._since >= (1 if self.kind == "unknown" else self.check_every):
             self._since = 0
             self.recheck()
+
+    def _b_lower_bound(self) -> bool:
+        return self.kind == "static" and not self.batch_exact
+
+    def _overdue(self) -> float:
+        """How long a request that competed for a running batch waits before that proves it
+        full: 8 steps past the quickest first token (not our own client's delays)."""
+        return self._quickest + 8 * self._unit()
+
+    def _waited_out(self, now: float) -> None:
+        """B is exact once a request that competed for the running batch has waited 8 steps while
+        as many ran as ever did (a batch's 1-token answers end at their first token: fewer run)."""
+        if self._b_lower_bound() and self.batch_size:  # at least the most seen running at once
+            size = self._batches.waited_out(self._waiting, self._batch, self._overdue(), now)
+            self._exact(size, "a full batch ran while a request sent with it waited")
+
+    def _exact(self, size: int | None, why: str) -> None:
+        if size is not None:
+            before = self.describe()
+            self.batch_size, self.batch_exact = size, True
+            self._log_change(f"{before} -> {self.describe()}: {why}")
 
     def _undo_growth(self, jid: int, traces: list[StreamTrace], now: float) -> None:
         """Over real HTTP the end of one stream can reach us after the first token of the

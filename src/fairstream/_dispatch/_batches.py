@@ -62,6 +62,7 @@ class Batches:
         self.due_now = False  # the running batch is about to end: the next may go
         self.sent_ahead = False  # ... and it went (or went exploring)
         self.lengths: dict[int, float] = {}  # running requests' expected lengths
+        self.run_sent: dict[int, float] = {}  # ... and when they were sent
         self.mid: set[int] = set()  # sent while a batch ran, no first token yet
         self.first = 0.0  # the running batch's first first token
         self.sends: list[float] = []  # ... its members' send times
@@ -76,6 +77,7 @@ class Batches:
     def on_start(self, jid: int, length: float, running: int, sent: float, now: float) -> None:
         self.mid.discard(jid)
         self.lengths[jid] = length
+        self.run_sent[jid] = sent
         if running == 1:  # a new batch
             self.first, self.sends, self.peak = now, [], 0
         self.sends.append(sent)
@@ -84,6 +86,7 @@ class Batches:
     def on_end(self, jid: int, running: int) -> None:
         self.mid.discard(jid)
         self.lengths.pop(jid, None)
+        self.run_sent.pop(jid, None)
         if not running:
             self.sent_ahead = False  # the batch it was sent ahead of has ended
 
@@ -98,6 +101,28 @@ class Batches:
             for sent in waiting.values()
         )
         return self.peak if held and self.peak >= size else None
+
+    def waited_out(
+        self, waiting: dict[int, float], size: int, wait: float, now: float
+    ) -> int | None:
+        """Mid-batch: what runs, if at least ``size`` run while a request sent no later than one
+        of them has waited ``wait`` seconds (it competed for the batch and lost: the batch is
+        full); else None. Over HTTP a batch's last ends reach us after the next batch's first
+        tokens, so the check at an end with nothing running (:meth:`full`) can miss every
+        batch: a continuous 16-slot server running two lengths in bands (they start and end
+        together, as on a static one) was kept twice B in flight for a whole run."""
+        running = len(self.run_sent)
+        if running < size or not waiting:
+            return None
+        due = self.overdue_at(waiting, wait)
+        return running if due is not None and due <= now else None
+
+    def overdue_at(self, waiting: dict[int, float], wait: float) -> float | None:
+        """When the oldest request that competed with a running one (sent no later) will have
+        waited ``wait`` seconds; None if none did."""
+        last = max(self.run_sent.values(), default=-math.inf)
+        competed = [t for t in waiting.values() if t <= last]
+        return min(competed) + wait if competed else None
 
     def due(self, running: dict[int, float], step: float | None) -> float | None:
         """When the next batch should go: two steps before the running batch's expected end
