@@ -295,6 +295,7 @@ def main() -> int:
         default=1000,
         help="first, this many admissions one after another on the idle host (0: none)",
     )
+    ap.add_argument("--servers", default="static,continuous", help="static, continuous, or both")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     for name in ("mode", "base", "redis", "pool", "out", "lengths", "model"):
         ap.add_argument(f"--{name}", help=argparse.SUPPRESS)
@@ -318,6 +319,8 @@ def main() -> int:
         "static B=8": (ServerConfig(mode="static", batch_size=B, time_scale=SCALE), 2 * B),
         "continuous 16": (ServerConfig(mode="continuous", max_num_seqs=16, time_scale=SCALE), 16),
     }
+    wanted = args.servers.split(",")
+    servers = {k: v for k, v in servers.items() if k.split()[0] in wanted}
     try:
         if args.rtt:
             trips = anyio.run(unloaded_round_trips, redis, args.rtt)

@@ -133,10 +133,7 @@ class Auto(Policy):
             size = self._batch or self.start
             if not self.batch_exact:  # a lower bound: twice it, so a full batch shows
                 size *= 2
-            more = self._batches.explore or self._batches.due_now
-            b = (len(self._waiting) + (size if more else 0)) if run else size
-            if run and self._waiting:  # the next batch waits at the server, partial: fill it
-                b = max(b, self._batch)  # (to B: exact, or a lower bound)
+            b = self._next_batch(size) if run else size
         elif self.kind == "static":  # a full batch waiting when the running one ends
             size = self._batch or self.start
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
@@ -148,6 +145,34 @@ class Auto(Policy):
         # a continuous server at its peak, a static batch just in time (one more would wait)
         full = self._in_time() or (self.kind == "continuous" and not self.slow_start)
         return max(0 if full and run else 1, b >> self._overloads)
+
+    def _next_batch(self, size: int) -> int:
+        """Just in time, while a batch runs: what may wait at the server for the next one.
+
+        Due (the running batch about to end), the next batch, what already waits counted in
+        it: a batch sent on top of a full one waits a whole run (a continuous server read as
+        static kept a batch waiting for a whole burst, its first one sent by slow start).
+        Exploring, one request more: a continuous server starts it at a free slot (a refill),
+        a static one runs it in the next batch, filled when due (a whole batch sent to explore
+        waited a run when the running batch was full and ended together). A partial next
+        batch is filled at once only while no due time is known (else it would run alone)."""
+        wait, batches = len(self._waiting), self._batches
+        if batches.due_now:
+            return max(wait, size)
+        if batches.explore and self._staggered():
+            return wait + size
+        if wait and batches.due(self._running, self.step()) is None:
+            return max(wait, self._batch)  # (to B: exact, or a lower bound)
+        return wait
+
+    def _staggered(self) -> bool:
+        return self._batches.staggered(self._running, self._unit())
+
+    def _lead(self) -> int:
+        """Steps before the running batch's end that the next one goes: 2; 8 when it explores
+        and the running requests end together (a continuous server with free slots starts it
+        at once, a refill; a full one, or a static one, keeps it 8 steps, not a whole run)."""
+        return 8 if self._batches.explore and not self._staggered() else 2
 
     def limit(self) -> int:
         n = self.running + self.budget()
@@ -227,7 +252,7 @@ class Auto(Policy):
             return super().admit(queue, in_flight, now)
         batches = self._batches
         if self._in_time() and self.running and not batches.sent_ahead:
-            due = batches.due(self._running, self.step())
+            due = batches.due(self._running, self.step(), self._lead())
             batches.due_now = due is not None and now >= due
         room = self.limit() - in_flight
         if self._in_time() and not self.running and batches.left_over(self._waiting):
@@ -260,7 +285,7 @@ class Auto(Policy):
             if t > now:
                 wake = t if wake is None else min(wake, t)
         if self._in_time() and self.running and not self._batches.sent_ahead:
-            due = self._batches.due(self._running, self.step())
+            due = self._batches.due(self._running, self.step(), self._lead())
             if due is not None and due > now:
                 return due if wake is None else min(wake, due)
         return wake

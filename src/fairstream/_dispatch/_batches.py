@@ -124,14 +124,22 @@ class Batches:
         competed = [t for t in waiting.values() if t <= last]
         return min(competed) + wait if competed else None
 
-    def due(self, running: dict[int, float], step: float | None) -> float | None:
-        """When the next batch should go: two steps before the running batch's expected end
-        (its longest member's first token plus its length in steps), so it reaches the server
-        as the batch ends. None while that is not known."""
+    def due(self, running: dict[int, float], step: float | None, lead: int = 2) -> float | None:
+        """When the next batch should go: ``lead`` steps before the running batch's expected
+        end (its longest member's first token plus its length in steps), so it reaches the
+        server as the batch ends. None while that is not known."""
         if not step or not running:
             return None
         end = max(t + self.lengths.get(j, math.inf) * step for j, t in running.items())
-        return end - 2 * step if end < math.inf else None
+        return end - lead * step if end < math.inf else None
+
+    def staggered(self, running: dict[int, float], step: float) -> bool:
+        """Do the running requests' expected ends spread over more than 4 steps (or is a length
+        unknown)? Only then can a batch sent at once to explore show a full continuous server's
+        refill before the running one ends: a 16-slot continuous server running 16 long
+        requests of one band kept the 16 sent to explore waiting a whole 128-token run."""
+        ends = [t + self.lengths.get(j, math.inf) * step for j, t in running.items()]
+        return not ends or max(ends) == math.inf or max(ends) - min(ends) > 4 * step
 
     def left_over(self, waiting: dict[int, float]) -> bool:
         """Does a request sent while the last batch ran still wait? The server starts it now,
@@ -140,7 +148,7 @@ class Batches:
 
     def sent_batch(self, running: int) -> None:
         self.sent += 1
-        if running:  # sent ahead of the running batch's end (due, or exploring)
+        if running:  # sent ahead of the running batch's end
             self.explore = self.due_now = False
             self.sent_ahead = True
         else:
