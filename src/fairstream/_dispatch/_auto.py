@@ -28,7 +28,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
-from ._batches import Batches, take_band
+from ._batches import Batches
+from ._just_in_time import JustInTime
 from ._policies import Policy
 from ._queue import FairQueue, Order
 from ._slo import SloCap
@@ -50,7 +51,7 @@ def _telling(t: StreamTrace) -> bool:
     return len(t.content_chunk_times) >= 3
 
 
-class Auto(Policy):
+class Auto(JustInTime, Policy):
     """Fills the server to what it runs, holds the rest shortest-first (see ``docs/auto.md``)."""
 
     name = "auto"
@@ -146,34 +147,6 @@ class Auto(Policy):
         full = self._in_time() or (self.kind == "continuous" and not self.slow_start)
         return max(0 if full and run else 1, b >> self._overloads)
 
-    def _next_batch(self, size: int) -> int:
-        """Just in time, while a batch runs: what may wait at the server for the next one.
-
-        Due (the running batch about to end), the next batch, what already waits counted in
-        it: a batch sent on top of a full one waits a whole run (a continuous server read as
-        static kept a batch waiting for a whole burst, its first one sent by slow start).
-        Exploring, one request more: a continuous server starts it at a free slot (a refill),
-        a static one runs it in the next batch, filled when due (a whole batch sent to explore
-        waited a run when the running batch was full and ended together). A partial next
-        batch is filled at once only while no due time is known (else it would run alone)."""
-        wait, batches = len(self._waiting), self._batches
-        if batches.due_now:
-            return max(wait, size)
-        if batches.explore and self._staggered():
-            return wait + size
-        if wait and batches.due(self._running, self.step()) is None:
-            return max(wait, self._batch)  # (to B: exact, or a lower bound)
-        return wait
-
-    def _staggered(self) -> bool:
-        return self._batches.staggered(self._running, self._unit())
-
-    def _lead(self) -> int:
-        """Steps before the running batch's end that the next one goes: 2; 8 when it explores
-        and the running requests end together (a continuous server with free slots starts it
-        at once, a refill; a full one, or a static one, keeps it 8 steps, not a whole run)."""
-        return 8 if self._batches.explore and not self._staggered() else 2
-
     def limit(self) -> int:
         n = self.running + self.budget()
         if self._slo is not None and self.kind != "static":  # a batch's wait is not ours to cut
@@ -189,17 +162,6 @@ class Auto(Policy):
     def gather(self) -> float:
         """Cold: the pause in arrivals the first wave waits for, seconds (0: none)."""
         return self._wave.gather
-
-    @property
-    def _batch(self) -> int:
-        """B, or while it is a lower bound the most seen running at once if more (the detector
-        reads a batch whose 1-token answers ended at their first token as a smaller one)."""
-        if self.batch_exact:
-            return self.batch_size or 0
-        return max(self.batch_size or 0, self.peak)
-
-    def _in_time(self) -> bool:
-        return self.just_in_time and self.kind == "static" and bool(self.batch_size)
 
     @property
     def batches(self) -> int:
@@ -250,23 +212,7 @@ class Auto(Policy):
             return self._admit_critical_first(queue, in_flight, now)
         if self.kind != "static":
             return super().admit(queue, in_flight, now)
-        batches = self._batches
-        if self._in_time() and self.running and not batches.sent_ahead:
-            due = batches.due(self._running, self.step(), self._lead())
-            batches.due_now = due is not None and now >= due
-        room = self.limit() - in_flight
-        if self._in_time() and not self.running and batches.left_over(self._waiting):
-            return []  # the server starts those alone now: ours would miss their batch
-        out = take_band(queue, room, now, max(self._waiting_len.values(), default=-math.inf))
-        # the next batch: what already waits for it at the server (behind a running one), and out
-        room_in_batch = self._batch - (len(self._waiting) if self.running else 0)
-        if out and self._in_time() and batches.hold(out, queue, now, self.step(), room_in_batch):
-            for job in reversed(out):
-                queue.push_front(job)
-            return []
-        if out and self._in_time():
-            batches.sent_batch(self.running)
-        return out
+        return self._admit_batch(queue, in_flight, now)
 
     def _cold(self, in_flight: int) -> bool:
         """Nothing known, nothing sent: the first wave's case (not with a TTFT SLO)."""
@@ -278,16 +224,9 @@ class Auto(Policy):
         wake = super().next_wakeup(now)
         if (gathered := self._wave.wakeup(now)) is not None:
             return gathered if wake is None else min(wake, gathered)
-        times = [self._batches.hold_until]
-        if self._b_lower_bound() and self.running:  # when a competitor's wait proves B
-            times.append(self._batches.overdue_at(self._waiting, self._overdue()) or -math.inf)
-        for t in times:
+        for t in self._batch_wakeups():
             if t > now:
                 wake = t if wake is None else min(wake, t)
-        if self._in_time() and self.running and not self._batches.sent_ahead:
-            due = self._batches.due(self._running, self.step(), self._lead())
-            if due is not None and due > now:
-                return due if wake is None else min(wake, due)
         return wake
 
     def _admit_critical_first(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
@@ -430,26 +369,10 @@ class Auto(Policy):
             self._since = 0
             self.recheck()
 
-    def _b_lower_bound(self) -> bool:
-        return self.kind == "static" and not self.batch_exact
-
     def _overdue(self) -> float:
         """How long a request that competed for a running batch waits before that proves it
         full: 8 steps past the quickest first token (not our own client's delays)."""
         return self._quickest + 8 * self._unit()
-
-    def _waited_out(self, now: float) -> None:
-        """B is exact once a request that competed for the running batch has waited 8 steps while
-        as many ran as ever did (a batch's 1-token answers end at their first token: fewer run)."""
-        if self._b_lower_bound() and self.batch_size:  # at least the most seen running at once
-            size = self._batches.waited_out(self._waiting, self._batch, self._overdue(), now)
-            self._exact(size, "a full batch ran while a request sent with it waited")
-
-    def _exact(self, size: int | None, why: str) -> None:
-        if size is not None:
-            before = self.describe()
-            self.batch_size, self.batch_exact = size, True
-            self._log_change(f"{before} -> {self.describe()}: {why}")
 
     def _undo_growth(self, jid: int, traces: list[StreamTrace], now: float) -> None:
         """Over real HTTP the end of one stream can reach us after the first token of the

@@ -1,0 +1,127 @@
+"""``auto`` on a static server: the next batch just in time, and when B is exact.
+
+A mixin of :class:`~fairstream.Auto` (its static half; the bookkeeping per request is
+:class:`~._batches.Batches`). The rules, and the real-HTTP readings they came from, are in
+``docs/auto.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ._batches import Batches, take_band
+
+if TYPE_CHECKING:
+    from ._job import Job
+    from ._queue import FairQueue
+
+__all__ = ["JustInTime"]
+
+
+class JustInTime:
+    """The static half of :class:`~fairstream.Auto`."""
+
+    kind: str
+    batch_size: int | None
+    batch_exact: bool
+    peak: int
+    just_in_time: bool
+    _batches: Batches
+    _running: dict[int, float]  # first token seen, not done: jid -> first token
+    _waiting: dict[int, float]  # sent, no first token yet: jid -> sent
+    _waiting_len: dict[int, float]
+    step: Callable[[], float | None]
+    limit: Callable[[], int]
+    describe: Callable[[], str]
+    _unit: Callable[[], float]
+    _overdue: Callable[[], float]
+    _log_change: Callable[[str], None]
+
+    @property
+    def _batch(self) -> int:
+        """B, or while it is a lower bound the most seen running at once if more (the detector
+        reads a batch whose 1-token answers ended at their first token as a smaller one)."""
+        if self.batch_exact:
+            return self.batch_size or 0
+        return max(self.batch_size or 0, self.peak)
+
+    def _in_time(self) -> bool:
+        return self.just_in_time and self.kind == "static" and bool(self.batch_size)
+
+    def _next_batch(self, size: int) -> int:
+        """Just in time, while a batch runs: what may wait at the server for the next one.
+
+        Due (the running batch about to end), the next batch, what already waits counted in
+        it: a batch sent on top of a full one waits a whole run (a continuous server read as
+        static kept a batch waiting for a whole burst, its first one sent by slow start).
+        Exploring, a batch at once, but only behind requests whose ends spread (see
+        :meth:`_lead`). A partial next batch is filled at once only while no due time is known
+        (else it would run alone)."""
+        wait, batches = len(self._waiting), self._batches
+        if batches.due_now:
+            return max(wait, size)
+        if batches.explore and self._staggered():
+            return wait + size
+        if wait and batches.due(self._running, self.step()) is None:
+            return max(wait, self._batch)  # (to B: exact, or a lower bound)
+        return wait
+
+    def _staggered(self) -> bool:
+        return self._batches.staggered(self._running, self._unit())
+
+    def _lead(self) -> int:
+        """Steps before the running batch's end that the next one goes: 2; 8 when it explores
+        and the running requests end together (a continuous server with free slots starts it
+        at once, a refill; a full one, or a static one, keeps it 8 steps, not a whole run)."""
+        return 8 if self._batches.explore and not self._staggered() else 2
+
+    def _admit_batch(self, queue: FairQueue, in_flight: int, now: float) -> list[Job]:
+        """Static: a request joins the batch waiting at the server only within 2x of its
+        longest (or of 16 tokens); the next batch goes when due, or is held (``Batches``)."""
+        batches, running = self._batches, len(self._running)
+        if self._in_time() and running and not batches.sent_ahead:
+            due = batches.due(self._running, self.step(), self._lead())
+            batches.due_now = due is not None and now >= due
+        room = self.limit() - in_flight
+        if self._in_time() and not running and batches.left_over(self._waiting):
+            return []  # the server starts those alone now: ours would miss their batch
+        out = take_band(queue, room, now, max(self._waiting_len.values(), default=-math.inf))
+        # the next batch: what already waits for it at the server (behind a running one), and out
+        room_in_batch = self._batch - (len(self._waiting) if running else 0)
+        if out and self._in_time() and batches.hold(out, queue, now, self.step(), room_in_batch):
+            for job in reversed(out):
+                queue.push_front(job)
+            return []
+        if out and self._in_time():
+            batches.sent_batch(running)
+        return out
+
+    def _batch_wakeups(self) -> list[float]:
+        """When to look again: a held batch's deadline, when a competitor's wait would prove B,
+        and when the running batch is due to end (less a few steps)."""
+        times = [self._batches.hold_until]
+        if not self._running:
+            return times
+        if self._b_lower_bound():
+            times.append(self._batches.overdue_at(self._waiting, self._overdue()) or -math.inf)
+        if self._in_time() and not self._batches.sent_ahead:
+            times.append(self._batches.due(self._running, self.step(), self._lead()) or -math.inf)
+        return times
+
+    def _b_lower_bound(self) -> bool:
+        return self.kind == "static" and not self.batch_exact
+
+    def _waited_out(self, now: float) -> None:
+        """B is exact once a request that competed for the running batch has waited 8 steps while
+        as many ran as ever did (a batch's 1-token answers end at their first token: fewer run)."""
+        if self._b_lower_bound() and self.batch_size:
+            size = self._batches.waited_out(self._waiting, self._batch, self._overdue(), now)
+            self._exact(size, "a full batch ran while a request sent with it waited")
+
+    def _exact(self, size: int | None, why: str) -> None:
+        if size is not None:
+            before = self.describe()
+            self.batch_size, self.batch_exact = size, True
+            self._log_change(f"{before} -> {self.describe()}: {why}")
