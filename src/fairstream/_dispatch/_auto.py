@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
-from ._batches import Batches
+from ._batches import Batches, take_band
 from ._just_in_time import JustInTime
 from ._policies import Policy
 from ._queue import FairQueue, Order
@@ -116,6 +116,9 @@ class Auto(JustInTime, Policy):
         self._tpots: deque[float] = deque(maxlen=32)  # recent time per output token
         self._ends: deque[float] = deque(maxlen=64)  # when recent streams ended
         self._brief: deque[float] = deque(maxlen=64)  # first tokens of one-chunk answers
+        self._now = 0.0  # the last admission's clock (:meth:`_due_slots`)
+        self._started_sent = -math.inf  # the latest send of a request that started
+        self._full_seen = 0  # slow start: what ran while one sent with them waited it out
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
@@ -140,11 +143,14 @@ class Auto(JustInTime, Policy):
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
         elif self.kind == "sequential":
             b = 1
+        elif (soon := self._due_slots()) is not None:  # full, ends together: refill them in time
+            b = max(0, self.peak - run + soon)
         else:  # a request waited inside: offer the largest wave again (static: the next batch)
             b = max(self.start, run, self.peak)
         # at least one, so something goes, unless something runs whose end will let it go:
         # a continuous server at its peak, a static batch just in time (one more would wait)
         full = self._in_time() or (self.kind == "continuous" and not self.slow_start)
+        full = full or self._due_slots() is not None
         return max(0 if full and run else 1, b >> self._overloads)
 
     def limit(self) -> int:
@@ -199,6 +205,7 @@ class Auto(JustInTime, Policy):
         longest (or of 16 tokens), so short requests are not stretched to a long one's length.
         Continuous: see :meth:`_admit_critical_first`."""
         self._waited_out(now)
+        self._now = now
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
         if not self._wave.sized and len(queue):
@@ -208,6 +215,8 @@ class Auto(JustInTime, Policy):
                 wave = self._wave.size(queue)
                 self._offer = max(self._offer, wave or 0)
             self._wave.sized = True
+        if self.slow_start and (held := self._passed_over()) is not None:
+            return take_band(queue, self.limit() - in_flight, now, held)
         if self.kind == "continuous":
             return self._admit_critical_first(queue, in_flight, now)
         if self.kind != "static":
@@ -224,7 +233,7 @@ class Auto(JustInTime, Policy):
         wake = super().next_wakeup(now)
         if (gathered := self._wave.wakeup(now)) is not None:
             return gathered if wake is None else min(wake, gathered)
-        for t in self._batch_wakeups():
+        for t in [*self._batch_wakeups(), self._slots_due_at()]:
             if t > now:
                 wake = t if wake is None else min(wake, t)
         return wake
@@ -274,6 +283,8 @@ class Auto(JustInTime, Policy):
             if self.refills >= 2 and self.kind in ("unknown", "static"):
                 self._become("continuous", "requests started while earlier ones still ran")
         self._running[job.jid] = now
+        passed = sent <= self._started_sent + self._unit()  # sent with one that started first
+        self._started_sent = max(self._started_sent, sent)
         length = math.inf if n is None else n
         self._batches.on_start(job.jid, length, self.running, sent, now)
         held = self._held(sent, now)
@@ -296,9 +307,12 @@ class Auto(JustInTime, Policy):
         full = full or (self._probe > 0 and not grew and freed and self._late(ttft, 2))
         if full:
             # below the peak it was no slot wait on a continuous server: a static one's next
-            # batch, or our own sending (see :meth:`_become`)
+            # batch, or our own sending (see :meth:`_become`); not after 8 steps late (a slot
+            # wait, its slot's end read late: an 8-slot server's second round of a burst)
             if self.slow_start:  # what ended it (a later late start does not change that)
-                self._below_peak = self.running < self.peak
+                self._below_peak = self.running < self.peak and not self._late(ttft, 8)
+                if passed:  # it waited while a full batch (or every slot) ran: B, if static
+                    self._full_seen = self.peak
             self.slow_start = False
             self._full()  # the server is full: probe again later
             if self.kind == "continuous" and self._late(ttft, 4):
@@ -442,14 +456,16 @@ class Auto(JustInTime, Policy):
             return
         refilled = any(t.sent is not None and t.sent <= self._last_refill for t in seen)
         if report.verdict == "static" and not refilled:  # a refill disproves static batching
-            size = report.batch_size  # exact, or a lower bound
-            now_exact = bool(size) and size == self.batch_size and report.batch_size_exact
+            size, exact = report.batch_size, report.batch_size_exact  # or a lower bound
+            if not exact and size and size <= self._full_seen:  # slow start saw a full batch
+                size, exact = self._full_seen, True
+            now_exact = bool(size) and size == self.batch_size and exact
             if (
                 self.kind != "static"
                 or (size and size > (self.batch_size or 0))
                 or (now_exact and not self.batch_exact)
             ):
-                self.batch_size, self.batch_exact = size, report.batch_size_exact
+                self.batch_size, self.batch_exact = size, exact
                 self._become("static", report.summary)
         elif report.verdict == "sequential" and self.kind != "sequential":
             self._become("sequential", report.summary)
@@ -461,8 +477,11 @@ class Auto(JustInTime, Policy):
         if kind == "continuous" and self.kind == "unknown" and self._below_peak:
             # what ended slow start (a late start with fewer running than the peak, just after
             # others ended) was read as a static server's next batch: on a continuous one it
-            # was our own sending (a round of 15 sends on 2 cores), so ramp on
+            # was our own sending (a round of 15 sends on 2 cores), so ramp on, from the peak:
+            # growth earned before it (an 8-slot server's first 8 starts offered 24) would
+            # send a round to wait there
             self.slow_start, self._below_peak = True, False
+            self._offer = min(self._offer, self.peak + 2)
         self.kind = kind
         self._unstall()
         self._log_change(f"{before} -> {self.describe()}: {why}")

@@ -130,15 +130,19 @@ class Batches:
         server as the batch ends. None while that is not known."""
         if not step or not running:
             return None
-        end = max(t + self.lengths.get(j, math.inf) * step for j, t in running.items())
+        end = max(self.ends(running, step))
         return end - lead * step if end < math.inf else None
+
+    def ends(self, running: dict[int, float], step: float) -> list[float]:
+        """The running requests' expected ends: first token plus length in steps (inf: unknown)."""
+        return [t + self.lengths.get(j, math.inf) * step for j, t in running.items()]
 
     def staggered(self, running: dict[int, float], step: float) -> bool:
         """Do the running requests' expected ends spread over more than 4 steps (or is a length
         unknown)? Only then can a batch sent at once to explore show a full continuous server's
         refill before the running one ends: a 16-slot continuous server running 16 long
         requests of one band kept the 16 sent to explore waiting a whole 128-token run."""
-        ends = [t + self.lengths.get(j, math.inf) * step for j, t in running.items()]
+        ends = self.ends(running, step)
         return not ends or max(ends) == math.inf or max(ends) - min(ends) > 4 * step
 
     def left_over(self, waiting: dict[int, float]) -> bool:

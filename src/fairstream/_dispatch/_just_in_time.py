@@ -38,6 +38,9 @@ class JustInTime:
     _unit: Callable[[], float]
     _overdue: Callable[[], float]
     _log_change: Callable[[str], None]
+    slow_start: bool
+    _now: float
+    _started_sent: float
 
     @property
     def _batch(self) -> int:
@@ -109,6 +112,39 @@ class JustInTime:
         if self._in_time() and not self._batches.sent_ahead:
             times.append(self._batches.due(self._running, self.step(), self._lead()) or -math.inf)
         return times
+
+    def _passed_over(self) -> float | None:
+        """Slow start: the longest of the requests sent with one that started (a step after it,
+        or before) that still wait for their first token; None if none. Such a request waits
+        for a slot (or for a static server's next batch, or a later prefill chunk): what is
+        sent now waits behind it, so only requests of its band go (a static server's next
+        batch still fills). Over HTTP the starts of a wave of 16 short requests on an 8-slot
+        server earned growth before its other half had waited 4 steps, and 8 long requests
+        went to wait 15 steps there."""
+        after = self._started_sent + self._unit()
+        held = [self._waiting_len[j] for j, t in self._waiting.items() if t <= after]
+        return max(held) if held else None
+
+    def _due_slots(self) -> int | None:
+        """Kind unknown, slow start over (a request waited for a slot), the running requests'
+        expected ends within 4 steps of each other: all of them once the last is due within 2
+        steps, else 0. Their slots (or their batch) free then, and what is sent for them starts
+        at once; sent earlier it would wait there a whole run (an 8-slot server running a burst
+        in bands, which reads as static B=8, kept 8 long requests waiting 150 steps), and sent
+        one by one as each is due the last would miss a static server's batch. None otherwise:
+        a step or a length unknown, or ends that spread (a refill soon tells)."""
+        if self.kind != "unknown" or self.slow_start or not self._running:
+            return None
+        if not (step := self.step()) or self._staggered():
+            return None
+        last = max(self._batches.ends(self._running, step))
+        return len(self._running) if last <= self._now + 2 * step else 0
+
+    def _slots_due_at(self) -> float:
+        """When :meth:`_due_slots` next changes: the last expected end, less 2 steps."""
+        if self._due_slots() is None or not (step := self.step()):
+            return -math.inf
+        return max(self._batches.ends(self._running, step)) - 2 * step
 
     def _b_lower_bound(self) -> bool:
         return self.kind == "static" and not self.batch_exact
