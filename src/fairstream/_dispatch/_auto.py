@@ -33,6 +33,7 @@ from ._just_in_time import JustInTime
 from ._policies import Policy
 from ._queue import FairQueue, Order
 from ._slo import SloCap
+from ._slow_start import SlowStart
 from ._tail import critical_first, most_running
 from ._wave import FirstWave
 
@@ -51,7 +52,7 @@ def _telling(t: StreamTrace) -> bool:
     return len(t.content_chunk_times) >= 3
 
 
-class Auto(JustInTime, Policy):
+class Auto(SlowStart, JustInTime, Policy):
     """Fills the server to what it runs, holds the rest shortest-first (see ``docs/auto.md``)."""
 
     name = "auto"
@@ -122,10 +123,6 @@ class Auto(JustInTime, Policy):
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
-    @property
-    def running(self) -> int:
-        return len(self._running)
-
     def budget(self) -> int:
         """Requests allowed to wait at the server, for the server's kind."""
         run = self.running
@@ -254,18 +251,6 @@ class Auto(JustInTime, Policy):
         if n is not None:
             self._batches.lengths_sent.append(n)
 
-    def _end_slow_start_if_overdue(self, now: float) -> None:
-        """Slow start ends as soon as a request *is* waiting (4 steps past the quickest first
-        token, none yet), not when its first token finally comes: that is a slot later, and
-        meanwhile prompt starts elsewhere keep raising what is offered."""
-        if not self.slow_start or not self._waiting or self._quickest == math.inf:
-            return
-        oldest = min(self._waiting.values())
-        # a start that grew the batch after it was sent: the server had room, so it waits in
-        # our own client (CPU, connections), not for a slot
-        if self._late(now - oldest, 4) and self._last_grew < oldest + self._quickest:
-            self.slow_start = False
-
     def on_first_token(self, job: Job, now: float) -> None:
         self._waited_out(now)  # before this start ends its wait
         sent = self._waiting.pop(job.jid, None)
@@ -337,20 +322,6 @@ class Auto(JustInTime, Policy):
             self._last_grew = now
             self._grew.append((now, self._late(ttft, 3), job.jid))
 
-    def _held(self, sent: float, now: float) -> int:
-        """Slots held now, as a start sent at ``sent`` shows them: those running, one-chunk
-        answers that started with it (they end at their first token, so they never show as
-        running: on 2 cores a cold client reads a burst's 1-token answers 60-170 ms after
-        sending them, packed within 2 ms, which read as one slot and a queue) and, on a
-        continuous server (first come, first served), those sent before it, first token or not:
-        a server that sends 3 tokens a chunk runs a request 3 steps before we see it (and a
-        one-chunk answer never), so counting only first tokens seen undercounts its slots."""
-        window = self._unit() / 2
-        held = self.running + sum(1 for t in self._brief if now - t <= window)
-        if self.kind != "continuous":
-            return held
-        return held + sum(1 for t in self._waiting.values() if t < sent)
-
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._waiting.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
@@ -388,30 +359,6 @@ class Auto(JustInTime, Policy):
         full: 8 steps past the quickest first token (not our own client's delays)."""
         return self._quickest + 8 * self._unit()
 
-    def _undo_growth(self, jid: int, traces: list[StreamTrace], now: float) -> None:
-        """Over real HTTP the end of one stream can reach us after the first token of the
-        request the server started in its slot: that start did not grow the batch.
-
-        (A one-token request's own start is at its end: it is not such a start.)"""
-        ended = min((t.last_content for t in traces if t.last_content is not None), default=now)
-        while self._grew and self._grew[0][0] < ended:
-            self._grew.popleft()  # before this end: not its slot (and no later end's either)
-        handover = ended + 4 * self._unit()
-        if not self._grew or self._grew[-1][0] > handover or self._grew[-1][2] == jid:
-            return  # long after the end: a slot the server had free, not this one
-        _, late, _ = self._grew.pop()
-        self.peak = max(self.running, self.peak - 1)
-        self._offer = max(self.start, self._offer - 1)
-        if late:  # it waited for this slot after all
-            self.slow_start = False
-            self._full()
-
-    def _full(self) -> None:
-        """A request waited for a slot: stop probing for a while, longer after each miss."""
-        if self._probe and self.kind == "continuous":
-            self._misses, self._miss_peak = min(self._misses + 1, 4), self.peak
-        self._probe, self._calm = 0, self.peak << self._misses
-
     def learn(self, traces: Iterable[StreamTrace]) -> None:
         """Start from traffic already seen (an instrumented app's traces, a probe's, an earlier
         run's): the detector's confident verdict sets the kind (and B), and the most requests
@@ -431,14 +378,6 @@ class Auto(JustInTime, Policy):
             self.peak = max(self.peak, self._proved)
         self._unstall()
 
-    def _unstall(self) -> None:
-        """Continuous slow start grows only on a start above the peak: with the offer at the peak
-        (a warm start, or one resumed) and requests churning (one always waits for its first
-        token, so in flight stays at the offer) none comes, and it stays there (a 16-slot server
-        run at 15 for a whole burst, over HTTP). Probe for a slot more instead."""
-        if self.kind == "continuous" and self.slow_start and self._offer <= self.peak:
-            self.slow_start, self._probe, self._calm = False, 1, 0
-
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self._overloads = min(self._overloads + 1, 8)
 
@@ -456,9 +395,7 @@ class Auto(JustInTime, Policy):
             return
         refilled = any(t.sent is not None and t.sent <= self._last_refill for t in seen)
         if report.verdict == "static" and not refilled:  # a refill disproves static batching
-            size, exact = report.batch_size, report.batch_size_exact  # or a lower bound
-            if not exact and size and size <= self._full_seen:  # slow start saw a full batch
-                size, exact = self._full_seen, True
+            size, exact = self._static_size(report)
             now_exact = bool(size) and size == self.batch_size and exact
             if (
                 self.kind != "static"
@@ -471,6 +408,16 @@ class Auto(JustInTime, Policy):
             self._become("sequential", report.summary)
         elif report.verdict == "continuous" and self.kind != "continuous":
             self._become("continuous", report.summary)
+
+    def _static_size(self, report: BatchingReport) -> tuple[int | None, bool]:
+        """B from a static verdict, and whether it is exact: the detector's, or what ran while
+        a request sent with them waited in slow start, if no fewer (the detector does not know
+        what was in flight: a continuous 8-slot server read as static B>=8 sent 16 at the
+        next end, and 8 of them waited a whole 128-token run)."""
+        size, exact = report.batch_size, report.batch_size_exact
+        if not exact and size and size <= self._full_seen:
+            return self._full_seen, True
+        return size, exact
 
     def _become(self, kind: Kind, why: str) -> None:
         before = self.describe()

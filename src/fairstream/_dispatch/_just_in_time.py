@@ -40,7 +40,6 @@ class JustInTime:
     _log_change: Callable[[str], None]
     slow_start: bool
     _now: float
-    _started_sent: float
 
     @property
     def _batch(self) -> int:
@@ -112,18 +111,6 @@ class JustInTime:
         if self._in_time() and not self._batches.sent_ahead:
             times.append(self._batches.due(self._running, self.step(), self._lead()) or -math.inf)
         return times
-
-    def _passed_over(self) -> float | None:
-        """Slow start: the longest of the requests sent with one that started (a step after it,
-        or before) that still wait for their first token; None if none. Such a request waits
-        for a slot (or for a static server's next batch, or a later prefill chunk): what is
-        sent now waits behind it, so only requests of its band go (a static server's next
-        batch still fills). Over HTTP the starts of a wave of 16 short requests on an 8-slot
-        server earned growth before its other half had waited 4 steps, and 8 long requests
-        went to wait 15 steps there."""
-        after = self._started_sent + self._unit()
-        held = [self._waiting_len[j] for j, t in self._waiting.items() if t <= after]
-        return max(held) if held else None
 
     def _due_slots(self) -> int | None:
         """Kind unknown, slow start over (a request waited for a slot), the running requests'
