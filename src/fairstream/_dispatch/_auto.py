@@ -5,7 +5,11 @@ as the server's kind allows (what waits inside the server can no longer be reord
 
 - slow start (cold): the burst's shortest band at once when longer requests follow it (up to
   ``first_wave``, once its arrivals pause for ``gather``), then a linear ramp while starts
-  raise the peak, until a request waits for a slot;
+  raise the peak (only the band of a request passed over while it waits), until a request
+  waits for a slot;
+- kind still unknown, the running requests ending together: the next ones just in time, as
+  many as the peak, 2 steps before their end (a continuous server running a burst in bands
+  looks static);
 - continuous: the slots the server proved, nothing waiting, one probe above the peak;
 - static (B from the detector): the next B of similar lengths just in time as a batch ends
   (a partial batch of long ones held while requests keep arriving);
@@ -268,7 +272,7 @@ class Auto(SlowStart, JustInTime, Policy):
             if self.refills >= 2 and self.kind in ("unknown", "static"):
                 self._become("continuous", "requests started while earlier ones still ran")
         self._running[job.jid] = now
-        passed = sent <= self._started_sent + self._unit()  # sent with one that started first
+        passed = sent <= self._started_sent  # sent with (or before) one that started first
         self._started_sent = max(self._started_sent, sent)
         length = math.inf if n is None else n
         self._batches.on_start(job.jid, length, self.running, sent, now)

@@ -52,15 +52,14 @@ class SlowStart:
         return len(self._running)
 
     def _passed_over(self) -> float | None:
-        """Slow start: the longest of the requests sent with one that started (a step after it,
+        """Slow start: the longest of the requests sent with one that started (in its admission,
         or before) that still wait for their first token; None if none. Such a request waits
         for a slot (or for a static server's next batch, or a later prefill chunk): what is
         sent now waits behind it, so only requests of its band go (a static server's next
         batch still fills). Over HTTP the starts of a wave of 16 short requests on an 8-slot
         server earned growth before its other half had waited 4 steps, and 8 long requests
         went to wait 15 steps there."""
-        after = self._started_sent + self._unit()
-        held = [self._waiting_len[j] for j, t in self._waiting.items() if t <= after]
+        held = [self._waiting_len[j] for j, t in self._waiting.items() if t <= self._started_sent]
         return max(held) if held else None
 
     def _end_slow_start_if_overdue(self, now: float) -> None:
