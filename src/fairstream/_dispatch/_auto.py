@@ -24,15 +24,15 @@ Every rule, and the real-HTTP reading it came from, is in ``docs/auto.md``.
 
 from __future__ import annotations
 
-import logging
 import math
 import statistics
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from .._detect import BatchingReport, analyze
+from .._detect import BatchingReport
 from ._batches import Batches, take_band
+from ._deciding import Deciding, Kind
 from ._just_in_time import JustInTime
 from ._policies import Policy
 from ._queue import FairQueue, Order
@@ -47,16 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Auto"]
 
-log = logging.getLogger("fairstream.dispatch")
-Kind = Literal["unknown", "continuous", "static", "sequential"]
 
-
-def _telling(t: StreamTrace) -> bool:
-    """A trace long enough to show how the server batches: three chunks or more."""
-    return len(t.content_chunk_times) >= 3
-
-
-class Auto(SlowStart, JustInTime, Policy):
+class Auto(Deciding, SlowStart, JustInTime, Policy):
     """Fills the server to what it runs, holds the rest shortest-first (see ``docs/auto.md``)."""
 
     name = "auto"
@@ -384,62 +376,6 @@ class Auto(SlowStart, JustInTime, Policy):
 
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self._overloads = min(self._overloads + 1, 8)
-
-    # -- deciding ------------------------------------------------------------------------------
-    def recheck(self, traces: Iterable[StreamTrace] | None = None) -> None:
-        """Analyze the recent traces (or ``traces``); change the kind if a confident verdict
-        says another."""
-        # one- and two-chunk answers show nothing of how a server batches (they end as they
-        # start), and a cold client reads a burst's first ones late and bunched: judged alone
-        # they read as batches of 1, or one at a time, on a 64-slot continuous server
-        seen = [t for t in (self._recent if traces is None else traces) if _telling(t)]
-        report = analyze(seen)
-        self.report = report
-        if report.verdict == "unknown" or report.confidence < self.confidence:
-            return
-        refilled = any(t.sent is not None and t.sent <= self._last_refill for t in seen)
-        if report.verdict == "static" and not refilled:  # a refill disproves static batching
-            size, exact = self._static_size(report)
-            now_exact = bool(size) and size == self.batch_size and exact
-            if (
-                self.kind != "static"
-                or (size and size > (self.batch_size or 0))
-                or (now_exact and not self.batch_exact)
-            ):
-                self.batch_size, self.batch_exact = size, exact
-                self._become("static", report.summary)
-        elif report.verdict == "sequential" and self.kind != "sequential":
-            self._become("sequential", report.summary)
-        elif report.verdict == "continuous" and self.kind != "continuous":
-            self._become("continuous", report.summary)
-
-    def _static_size(self, report: BatchingReport) -> tuple[int | None, bool]:
-        """B from a static verdict, and whether it is exact: the detector's, or what ran while
-        a request sent with them waited in slow start, if no fewer (the detector does not know
-        what was in flight: a continuous 8-slot server read as static B>=8 sent 16 at the
-        next end, and 8 of them waited a whole 128-token run)."""
-        size, exact = report.batch_size, report.batch_size_exact
-        if not exact and size and size <= self._full_seen:
-            return self._full_seen, True
-        return size, exact
-
-    def _become(self, kind: Kind, why: str) -> None:
-        before = self.describe()
-        if kind == "continuous" and self.kind == "unknown" and self._below_peak:
-            # what ended slow start (a late start with fewer running than the peak, just after
-            # others ended) was read as a static server's next batch: on a continuous one it
-            # was our own sending (a round of 15 sends on 2 cores), so ramp on, from the peak:
-            # growth earned before it (an 8-slot server's first 8 starts offered 24) would
-            # send a round to wait there
-            self.slow_start, self._below_peak = True, False
-            self._offer = min(self._offer, self.peak + 2)
-        self.kind = kind
-        self._unstall()
-        self._log_change(f"{before} -> {self.describe()}: {why}")
-
-    def _log_change(self, msg: str) -> None:
-        self.changes.append(msg)
-        log.info("dispatcher policy %s", msg)
 
     def describe(self) -> str:
         size = f", B={self.batch_size}" if self.kind == "static" and self.batch_size else ""
