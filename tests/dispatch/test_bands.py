@@ -99,3 +99,17 @@ def test_auto_leaves_no_band_waiting_inside_an_8_slot_server() -> None:
         ordered = sorted(jobs, key=lambda j: j.output_tokens)
         assert auto.makespan <= 1.03 * simulate(config.build_engine(), ordered).makespan
         assert goodput(auto) >= 0.8 * goodput(fixed), seed
+
+
+def test_slow_start_resumed_on_a_continuous_server_starts_from_the_peak() -> None:
+    """Slow start ended at a late start below the peak (the first of the waiting half, its
+    slot's end read just before): when the server then shows continuous, slow start resumes,
+    but from the peak + 2, not from the 24 the first 8 starts earned (over HTTP those sent 8
+    long requests to wait 147 steps on the 8-slot server)."""
+    auto, _, wave = _cold_burst()
+    for job in wave[:8]:
+        auto.on_done(job, T0 + 11 * STEP, [_trace(job, T0 + 3 * STEP, 8)])
+    auto.on_first_token(wave[8], T0 + 12 * STEP)  # 1 running, the peak 8
+    assert not auto.slow_start
+    auto._become("continuous", "requests started while earlier ones still ran")
+    assert auto.slow_start and auto.limit() <= auto.peak + 2
