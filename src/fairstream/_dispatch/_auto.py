@@ -121,7 +121,7 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
     # -- the limit -----------------------------------------------------------------------------
     def budget(self) -> int:
         """Requests allowed to wait at the server, for the server's kind."""
-        run = self.running
+        run, soon = self.running, self._due_slots()
         if self.slow_start and self.kind in ("unknown", "continuous"):
             b = max(0, self._offer - run)  # in flight <= offer, +1 a start above the peak
         elif self.kind == "continuous":  # the slots it proved (+1 while probing): none wait
@@ -136,14 +136,14 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
         elif self.kind == "sequential":
             b = 1
-        elif (soon := self._due_slots()) is not None:  # full, ends together: refill them in time
+        elif soon is not None:  # unknown, full, ending together: refill them in time
             b = max(0, self.peak - run + soon)
         else:  # a request waited inside: offer the largest wave again (static: the next batch)
             b = max(self.start, run, self.peak)
         # at least one, so something goes, unless something runs whose end will let it go:
         # a continuous server at its peak, a static batch just in time (one more would wait)
         full = self._in_time() or (self.kind == "continuous" and not self.slow_start)
-        full = full or self._due_slots() is not None
+        full = full or soon is not None
         return max(0 if full and run else 1, b >> self._overloads)
 
     def limit(self) -> int:

@@ -120,16 +120,17 @@ class JustInTime:
         in bands, which reads as static B=8, kept 8 long requests waiting 150 steps), and sent
         one by one as each is due the last would miss a static server's batch. None otherwise:
         a step or a length unknown, or ends that spread (a refill soon tells)."""
-        if self.kind != "unknown" or self.slow_start or not self._running:
+        due = self._slots_due_at()
+        if due == -math.inf:
             return None
-        if not (step := self.step()) or self._staggered():
-            return None
-        last = max(self._batches.ends(self._running, step))
-        return len(self._running) if last <= self._now + 2 * step else 0
+        return len(self._running) if due <= self._now else 0
 
     def _slots_due_at(self) -> float:
-        """When :meth:`_due_slots` next changes: the last expected end, less 2 steps."""
-        if self._due_slots() is None or not (step := self.step()):
+        """When :meth:`_due_slots` turns to all: the last expected end less 2 steps (-inf when
+        the rule does not apply)."""
+        if self.kind != "unknown" or self.slow_start or not self._running:
+            return -math.inf
+        if not (step := self.step()) or self._staggered():
             return -math.inf
         return max(self._batches.ends(self._running, step)) - 2 * step
 
