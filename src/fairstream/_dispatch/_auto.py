@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from .._detect import BatchingReport
 from ._batches import Batches, take_band
 from ._deciding import Deciding, Kind
+from ._handover import Handover
 from ._just_in_time import JustInTime
 from ._policies import Policy
 from ._queue import FairQueue, Order
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["Auto"]
 
 
-class Auto(Deciding, SlowStart, JustInTime, Policy):
+class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
     """Fills the server to what it runs, holds the rest shortest-first (see ``docs/auto.md``)."""
 
     name = "auto"
@@ -69,6 +70,7 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
         ttft_slo: float | None = None,
         first_wave: int = 16,
         gather: float = 0.005,
+        handover: float = 1.0,
     ) -> None:
         super().__init__()
         if ttft_slo is not None and ttft_slo <= 0:
@@ -77,6 +79,8 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
         self.ttft_slo = ttft_slo  # seconds from send; None: fill the server (see SloCap)
         self._slo = SloCap(ttft_slo) if ttft_slo is not None else None
         self.just_in_time = just_in_time
+        self.handover = handover  # continuous: steps before a slot's due end its next goes
+        self._ahead: dict[int, float] = {}  # sent ahead of a slot's end: jid -> due
         self.ramp_doubles = ramp_doubles  # slow start doubles once the server is continuous
         self._batches = Batches(explore_every)
         self.check_every, self.confidence = check_every, confidence
@@ -114,6 +118,7 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
         self._ends: deque[float] = deque(maxlen=64)  # when recent streams ended
         self._brief: deque[float] = deque(maxlen=64)  # first tokens of one-chunk answers
         self._now = 0.0  # the last admission's clock (:meth:`_due_slots`)
+        self._arrived = -math.inf  # the latest arrival then (:meth:`_handovers`: a tail)
         self._started_sent = -math.inf  # the latest send of a request that started
         self._full_seen = 0  # slow start: what ran while one sent with them waited it out
         self.learn(prior)
@@ -124,8 +129,8 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
         run, soon = self.running, self._due_slots()
         if self.slow_start and self.kind in ("unknown", "continuous"):
             b = max(0, self._offer - run)  # in flight <= offer, +1 a start above the peak
-        elif self.kind == "continuous":  # the slots it proved (+1 while probing): none wait
-            b = max(self.peak - run, 0) + self._probe
+        elif self.kind == "continuous":  # the slots it proved (+1 while probing), and handovers
+            b = max(self.peak - run, 0) + self._probe + self._handovers()
         elif self._in_time():  # the next batch when this one ends (or explores)
             size = self._batch or self.start
             if not self.batch_exact:  # a lower bound: twice it, so a full batch shows
@@ -198,7 +203,7 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
         longest (or of 16 tokens), so short requests are not stretched to a long one's length.
         Continuous: see :meth:`_admit_critical_first`."""
         self._waited_out(now)
-        self._now = now
+        self._now, self._arrived = now, queue.newest
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
         if not self._wave.sized and len(queue):
@@ -226,7 +231,7 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
         wake = super().next_wakeup(now)
         if (gathered := self._wave.wakeup(now)) is not None:
             return gathered if wake is None else min(wake, gathered)
-        for t in [*self._batch_wakeups(), self._slots_due_at()]:
+        for t in [*self._batch_wakeups(), self._slots_due_at(), self._handover_at(now)]:
             if t > now:
                 wake = t if wake is None else min(wake, t)
         return wake
@@ -241,6 +246,7 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
     def on_send(self, job: Job, now: float) -> None:
         self._end_slow_start_if_overdue(now)
         self._waiting[job.jid] = now
+        self._sent_ahead(job.jid, now, self.running + len(self._waiting), self.peak + self._probe)
         self._batches.on_send(job.jid, self.running)
         n = job.expected_tokens
         self._waiting_len[job.jid] = n if n is not None else math.inf
@@ -271,9 +277,11 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
         held = self._held(sent, now)
         grew = held > self.peak  # more run at once than ever: a slot nobody freed
         self.peak = max(self.peak, held)
-        ttft = now - sent
+        began, handed = self._timed_from(job.jid, sent, now)  # a handover waits from its due
+        ttft = now - began
         k = 17 if length > 16 else math.ceil(length)
-        self._fastest[k] = min(self._fastest.get(k, math.inf), ttft)
+        if not handed:  # (its wait for the slot's end is no quickest first token)
+            self._fastest[k] = min(self._fastest.get(k, math.inf), ttft)
         # waited for a slot: late, and it only took the place of one that ended (a wave of
         # sends that all start late but together grew the batch: that was prefill or our
         # own sending, not a full server)
@@ -320,6 +328,7 @@ class Auto(Deciding, SlowStart, JustInTime, Policy):
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._waiting.pop(job.jid, None)
+        self._ahead.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
         first = self._running.pop(job.jid, None)
         ran = first is not None
