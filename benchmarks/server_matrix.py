@@ -16,7 +16,8 @@ Policies: ``naive`` (everything at once, in arrival order), ``sorted`` (everythi
 shortest first), ``fixed:N`` for the best N of a sweep, ``auto``, ``auto-warm`` (``auto``
 started from the same seed's all-at-once traces: ``Auto(prior=...)``), ``auto-pipelined``
 (``Auto(just_in_time=False)``: a static server's next batch waits at the server, as in a
-pool), ``auto-startN`` (``Auto(start=N)``: another first round), ``auto-slo4``
+pool), ``auto-no-handover`` (``Auto(handover=0)``: a continuous server's slot refilled only
+when its end reaches us), ``auto-startN`` (``Auto(start=N)``: another first round), ``auto-slo4``
 (``Auto(ttft_slo=...)`` told the 4-step TTFT SLO the goodput counts), ``gradient`` and, where
 the batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against issue 14's
 targets for its server's kind (``matrix_targets.py``: never worse than the better of naive and
@@ -133,6 +134,7 @@ OWN_POLICIES = (
     "waves",
     "auto-warm",
     "auto-pipelined",
+    "auto-no-handover",
     "auto-slo4",
 )
 
@@ -327,6 +329,8 @@ async def run_row(
                     pol = Auto(prior=seen)
                 elif policy == "auto-pipelined":
                     pol = Auto(just_in_time=False)
+                elif policy == "auto-no-handover":
+                    pol = Auto(handover=0)
                 elif policy.startswith("auto-start"):  # e.g. auto-start8: another first round
                     pol = Auto(start=int(policy.removeprefix("auto-start")))
                 elif policy == "auto-slo4":  # the 4-step TTFT SLO given: Auto(ttft_slo=...)
@@ -398,10 +402,11 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
             continue
         failed = [c for c in found if not c.ok]
         verdict = "ok" if not failed else "MISSES " + ", ".join(c.name for c in failed)
+        # in the table before its lines show: a Ctrl-C as they come (unbuffered) still counts it
+        TABLE.append((f"{row.name} / {wl}", found))
+        misses += [f"{row.name}/{wl}: {c}" for c in failed]
         print(f"  auto vs the better of naive and sorted, and its targets: {verdict}")
         print("    " + "; ".join(str(c) for c in found))
-        misses += [f"{row.name}/{wl}: {c}" for c in failed]
-        TABLE.append((f"{row.name} / {wl}", found))
     return misses
 
 

@@ -2,9 +2,9 @@
 step before the slot's expected end (a handover), not when its end reaches us; while requests
 keep arriving it waits for the end (a short one arriving meanwhile takes the slot).
 
-Driven through the policy's hooks. Over real HTTP (server_matrix's cont-16 row and llama.cpp
-with 8 slots, the 80-request burst) the handover took makespans down 1-9% (benchmarks/README,
-session 22); virtual time has no trip for a stream's end to make, so nothing to gain there.
+Driven through the policy's hooks; the real-HTTP makespans with and without it are in
+benchmarks/README, session 22 (virtual time has no trip for a stream's end to make, so
+nothing to gain there).
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def test_no_handover_when_turned_off() -> None:
 
 def test_no_handover_while_requests_keep_arriving() -> None:
     """The last request arrived 2 steps ago: a short one coming in the next step would have
-    taken the slot (open loop at 150% on 16 slots: short requests' E2E p50 +4% with it)."""
+    taken the slot."""
     auto, queue = Auto(), FairQueue()
     _at_peak(auto, queue, arrived=T0 + 7.5 * STEP)
     assert auto.admit(queue, 8, T0 + 9.5 * STEP) == []

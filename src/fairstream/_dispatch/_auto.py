@@ -10,7 +10,8 @@ as the server's kind allows (what waits inside the server can no longer be reord
 - kind still unknown, the running requests ending together: the next ones just in time, as
   many as the peak, 2 steps before their end (a continuous server running a burst in bands
   looks static);
-- continuous: the slots the server proved, nothing waiting, one probe above the peak;
+- continuous: the slots the server proved, nothing waiting, one probe above the peak; at a
+  burst's tail a slot's next request a step before its expected end (``_handover.py``);
 - static (B from the detector): the next B of similar lengths just in time as a batch ends
   (a partial batch of long ones held while requests keep arriving);
 - sequential: 1.

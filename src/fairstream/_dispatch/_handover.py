@@ -2,16 +2,14 @@
 
 A mixin of :class:`~fairstream.Auto`. Refilled only when a stream's end reaches us, a slot
 idles for the end's trip to the client, the new request's trip to the server and the rest
-of the server step it lands in; on llama.cpp (8 slots, 55 ms steps, 24-token answers) that is
-a few percent of a burst's makespan. With lengths known (``max_tokens`` with ``ignore_eos``,
-or a server that runs to them), a running request's end is due at its first token plus its
-length in steps: ``handover`` steps before it, its slot's next request goes, to wait at most
-that long at the server. A request that ends sooner than its length (an EOS) is simply
-refilled at its end, as before. Only at a burst's tail (nothing arrived for 4 steps): while
-requests keep arriving, a short one that comes in that step would have taken the slot (open
-loop at 150% on 16 slots: short requests' E2E p50 +4%, two runs). Its wait there is not a
-slot wait: its first token is timed from its due time, and never taken as the quickest (see
-``docs/auto.md``).
+of the server step it lands in, once per request (figures in benchmarks/README, session 22).
+With lengths known (``max_tokens`` with ``ignore_eos``, or a server that runs to them), a
+running request's end is due at its first token plus its length in steps: ``handover`` steps
+before it, its slot's next request goes, to wait at most that long at the server. A request
+that ends sooner than its length (an EOS) is simply refilled at its end, as before. Only at a
+burst's tail (nothing arrived for 4 steps): while requests keep arriving, a short one that
+comes in that step would have taken the slot. Its wait there is not a slot wait: its first
+token is timed from its due time, and never taken as the quickest (see ``docs/auto.md``).
 """
 
 from __future__ import annotations
