@@ -69,6 +69,12 @@ def test_no_handover_when_turned_off() -> None:
     assert auto.admit(queue, 8, T0 + 9.5 * STEP) == []
 
 
+@pytest.mark.parametrize("bad", [-1.0, float("nan")])
+def test_a_negative_handover_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match="handover must be >= 0"):
+        Auto(handover=bad)
+
+
 def test_no_handover_while_requests_keep_arriving() -> None:
     """The last request arrived 2 steps ago: a short one coming in the next step would have
     taken the slot."""

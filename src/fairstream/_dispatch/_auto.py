@@ -76,6 +76,8 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         super().__init__()
         if ttft_slo is not None and ttft_slo <= 0:
             raise ValueError(f"ttft_slo must be > 0 seconds, not {ttft_slo!r}")
+        if not handover >= 0:  # (NaN too)
+            raise ValueError(f"handover must be >= 0 steps (0: off), not {handover!r}")
         self.start, self.order, self.max_limit = start, order, max_limit
         self.ttft_slo = ttft_slo  # seconds from send; None: fill the server (see SloCap)
         self._slo = SloCap(ttft_slo) if ttft_slo is not None else None
