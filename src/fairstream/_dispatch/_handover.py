@@ -36,38 +36,31 @@ class Handover:
     step: Callable[[], float | None]
     _unit: Callable[[], float]
 
-    def _handover_ends(self, tail: bool = True) -> list[float]:
-        """The running requests' expected ends, when the rule applies (else none); ``tail``:
-        only once nothing arrived for 4 steps (see the module's docstring)."""
-        if self.kind != "continuous" or self.slow_start or self.handover <= 0:
+    def _applies(self) -> bool:
+        return self.handover > 0 and self.kind == "continuous" and not self.slow_start
+
+    def _send_times(self, tail: bool = True) -> list[float]:
+        """When each running request's slot gets its next one: its expected end less
+        ``handover`` steps (none when the rule does not apply; ``tail``: only once nothing
+        arrived for 4 steps, see the module's docstring)."""
+        if not self._applies() or not (step := self.step()):
             return []
         if tail and self._now - self._arrived < 4 * self._unit():
             return []
-        if not (step := self.step()):
-            return []
-        return [e for e in self._batches.ends(self._running, step) if e < math.inf]
+        lead = self.handover * step
+        return [e - lead for e in self._batches.ends(self._running, step) if e < math.inf]
 
     def _handovers(self) -> int:
         """Slots due to free within ``handover`` steps: as many may wait at the server."""
-        if not (ends := self._handover_ends()):
-            return 0
-        horizon = self._now + self.handover * (self.step() or 0.0)
-        return sum(1 for e in ends if e <= horizon)
+        return sum(1 for t in self._send_times() if t <= self._now)
 
     def _handover_at(self, now: float) -> float:
         """When the next slot comes within ``handover`` steps of its end (-inf: none)."""
-        lead = self.handover * (self.step() or 0.0)
-        later = [e - lead for e in self._handover_ends(tail=False) if e - lead > now]
-        return min(later, default=-math.inf)
+        return min((t for t in self._send_times(tail=False) if t > now), default=-math.inf)
 
     def _sent_ahead(self, jid: int, now: float, in_flight: int, slots: int) -> None:
         """Mark a request sent while every slot we know of is taken: it waits for a handover."""
-        if (
-            self.handover > 0
-            and self.kind == "continuous"
-            and not self.slow_start
-            and in_flight > slots
-        ):
+        if self._applies() and in_flight > slots:
             self._ahead[jid] = now + self.handover * (self.step() or 0.0)
 
     def _timed_from(self, jid: int, sent: float, now: float) -> tuple[float, bool]:
