@@ -472,14 +472,18 @@ def main(argv: list[str] | None = None) -> int:
 def summary() -> None:
     """Every auto cell's targets as one Markdown table (a miss in bold)."""
     names = list(dict.fromkeys(c.name for _, found in TABLE for c in found))
-    print("\n| cell | " + " | ".join(names) + " |")
-    print("|---|" + "---:|" * len(names))
+    refs = [
+        n for n in names if any(c.name == n and c.naive is not None for _, f in TABLE for c in f)
+    ]
+    print("\n| cell | " + " | ".join(names) + "".join(f" | {n}: naive" for n in refs) + " |")
+    print("|---|" + "---:|" * (len(names) + len(refs)))
     for cell, found in TABLE:
         by = {c.name: c for c in found}
         marks = [
             "" if n not in by else f"{by[n].value:.3f}" if by[n].ok else f"**{by[n].value:.3f}**"
             for n in names
         ]
+        marks += [f"{by[n].naive:.3f}" if n in by and by[n].naive is not None else "" for n in refs]
         print(f"| {cell} | " + " | ".join(marks) + " |")
     met = sum(all(c.ok for c in found) for _, found in TABLE)
     print(f"\n{met} of {len(TABLE)} auto cells meet every target")

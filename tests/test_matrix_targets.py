@@ -83,4 +83,10 @@ def test_continuous_targets() -> None:
     assert got["good4/best"] == (0.9, False)
     assert got["ttft p50 steps"][0] == 0.05 / 0.02 and not got["ttft p50 steps"][1]
     assert got["ttft99/naive"] == (0.3 / 0.4, True)
+    cells = {"naive": cell(ttft50=0.044), "sorted": cell(), "auto": cell()}
+    ttft = next(
+        c for c in checks("continuous", "poisson50", cells, 0.02) if c.name.startswith("ttft")
+    )
+    assert ttft.naive == 0.044 / 0.02 and "naive 2.200" in str(ttft)
+    assert not ttft.ok  # naive's floor is shown beside it, not judged: auto's 2.5 steps miss
     assert "short x" not in got and "span/oracle" not in got
