@@ -25,7 +25,11 @@ sorted; static servers' short requests; continuous servers' goodput and TTFT), a
 table of every check ends the run.
 
 Run:  python benchmarks/server_matrix.py [--quick] [--seeds 3] [--llama]
-      [--rows a,b] [--workloads a,b] [--policies a,b]
+      [--rows a,b] [--workloads a,b] [--policies a,b] [--resume FILE]
+
+The default size takes hours (all of it, with ``--llama``, more than a working session here):
+``--resume FILE`` keeps each finished row in FILE, and the same command run again (same code,
+same arguments) skips them and prints their cells with the rest.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from fairstream._dispatch._names import make_policy
 from fairstream.sim import SimRequest, simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
+from matrix_resume import Resume
 from matrix_targets import Check, Kind, checks
 
 # the reference server's time scale: 1.0 runs its 20 ms model steps in real time (at 0.25
@@ -431,6 +436,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", default="demo,burst160,poisson50,poisson100,poisson150,prefill")
     ap.add_argument("--policies", default="naive,sorted,best-fixed,auto,auto-warm,gradient,waves")
     ap.add_argument("--sweep", default=None, help="1,4,8,16,32,64 (with --quick: 4,16)")
+    ap.add_argument(
+        "--resume", type=Path, metavar="FILE", help="finished rows kept in FILE: run again to go on"
+    )
     args = ap.parse_args(argv)
     if args.seeds is None:
         args.seeds = 1 if args.quick else 3
@@ -452,11 +460,21 @@ def main(argv: list[str] | None = None) -> int:
                  "and Dispatcher's (auto, gradient, aimd, serial, fixed:N, waves:B)")  # fmt: skip
     print(f"server matrix: {len(rows)} servers, workloads {names}, {args.seeds} seed(s); "
           f"times in model seconds (reference server at time scale {SCALE})")  # fmt: skip
+    resume = None
+    if args.resume is not None:  # what shapes the figures: another run's rows are not mixed in
+        shape = {k: getattr(args, k) for k in ("quick", "seeds", "workloads", "policies", "sweep")}
+        resume = Resume(args.resume, {**shape, "scale": SCALE}, Cell)
+        print(f"resuming from {args.resume}: {len(resume.done)} row(s) done")
     misses: list[str] = []
     started = time.monotonic()
     try:
         for row in rows:
-            misses += report(row, run_server(row, names, policies, args))
+            results = resume.get(row.name) if resume else None
+            if results is None:
+                results = run_server(row, names, policies, args)
+                if resume:
+                    resume.add(row.name, results)
+            misses += report(row, results)
             sys.stdout.flush()
     except KeyboardInterrupt:  # a long run stopped (Ctrl-C): the rows done still get their table
         print(f"\nstopped after {len({c.split(' / ')[0] for c, _ in TABLE})} of {len(rows)} rows")

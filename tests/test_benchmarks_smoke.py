@@ -108,6 +108,34 @@ def test_server_matrix_refuses_a_name_it_does_not_know() -> None:
         )
 
 
+def test_server_matrix_resumes_the_rows_a_file_kept(tmp_path: Path) -> None:
+    """``--resume``: a row finished once is printed from the file, not run again; a file that
+    other arguments wrote is refused."""
+    import os
+
+    kept = tmp_path / "rows.jsonl"
+    args = ["--quick", "--rows", "cont-8", "--workloads", "demo", "--policies", "naive,sorted,auto"]
+    os.environ["FAIRSTREAM_MATRIX_SCALE"] = "0.25"
+    try:
+        first = run_benchmark("server_matrix.py", *args, "--resume", str(kept))
+        again = run_benchmark("server_matrix.py", *args, "--resume", str(kept))
+    finally:
+        del os.environ["FAIRSTREAM_MATRIX_SCALE"]
+    assert "resuming from" in again[1] and again[1].endswith(": 1 row(s) done")
+    assert len(kept.read_text().splitlines()) == 2  # the header and one row: nothing run again
+
+    def cells(lines: list[str]) -> list[str]:
+        return [ln for ln in lines if ln.startswith(("  ", "| cont-8"))]
+
+    assert cells(again) == cells(first) and any(ln.startswith("    span/better") for ln in again)
+    other = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), *args[:-1], "naive,auto",
+         "--resume", str(kept)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert other.returncode != 0 and "differs in policies" in other.stderr
+
+
 def test_replay_check_smoke() -> None:
     """One static server, one run of 8 requests: a row with the fit and both ratio pairs."""
     lines = run_benchmark("replay_check.py", "--runs", "1", "--requests", "8", "--servers", "1")

@@ -1,0 +1,67 @@
+"""``server_matrix.py --resume FILE``: finished rows kept on disk, so a run too long for one
+sitting (the default size takes hours) goes on where it stopped, at the same code and args.
+
+The file is JSON lines: a header (the arguments that shape the figures and a hash of
+``src/fairstream``), then one line per finished row (its cells' raw per-seed figures). A file
+written by other code or other arguments is refused, not mixed in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Resume", "code_hash"]
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "fairstream"
+
+
+def code_hash(root: Path = SRC) -> str:
+    """A hash of every Python file under ``root`` (path and content): the code measured."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+class Resume:
+    """The rows a resumable run has finished, and where to add the next."""
+
+    def __init__(self, path: Path, header: dict[str, Any], cell_type: type) -> None:
+        self.path, self.cell_type = path, cell_type
+        self.header = {**header, "code": code_hash()}
+        self.done: dict[str, dict[str, dict[str, Any]]] = {}
+        if path.exists() and path.stat().st_size:
+            lines = path.read_text().splitlines()
+            found = json.loads(lines[0])
+            if found != self.header:
+                changed = sorted(k for k in {**found, **self.header}
+                                 if found.get(k) != self.header.get(k))  # fmt: skip
+                raise SystemExit(
+                    f"{path} was written by another run (differs in {', '.join(changed)}):"
+                    " remove it or name another file"
+                )
+            for line in lines[1:]:
+                row = json.loads(line)
+                self.done[row["row"]] = row["results"]
+        else:
+            path.write_text(json.dumps(self.header) + "\n")
+
+    def get(self, row: str) -> dict[str, dict[str, Any]] | None:
+        """A finished row's results (workload -> policy -> cell), or None."""
+        if row not in self.done:
+            return None
+        return {
+            wl: {p: self.cell_type(**c) for p, c in cells.items()}
+            for wl, cells in self.done[row].items()
+        }
+
+    def add(self, row: str, results: dict[str, dict[str, Any]]) -> None:
+        raw = {wl: {p: dataclasses.asdict(c) for p, c in cells.items()}
+               for wl, cells in results.items()}  # fmt: skip
+        with self.path.open("a") as f:
+            f.write(json.dumps({"row": row, "results": raw}) + "\n")
+        self.done[row] = raw
