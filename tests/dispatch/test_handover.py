@@ -81,3 +81,32 @@ def test_no_handover_while_requests_keep_arriving() -> None:
     auto, queue = Auto(), FairQueue()
     _at_peak(auto, queue, arrived=T0 + 7.5 * STEP)
     assert auto.admit(queue, 8, T0 + 9.5 * STEP) == []
+
+
+def _late_start(overtaken: bool) -> Auto:
+    """A continuous 16-slot server at its proven peak: 16 short requests sent, and (when
+    ``overtaken``) one more sent right after them, above the peak; the last short one starts
+    10 steps late, after the first 15 shorts ended."""
+    auto = Auto()
+    auto.kind, auto.slow_start, auto.peak = "continuous", False, 16
+    auto._tpots.extend([STEP] * 4)
+    auto._fastest[17] = 2 * STEP
+    shorts = [Job(expected_tokens=8, enqueued=0.0) for _ in range(16)]
+    for job in shorts:
+        auto.on_send(job, 0.0)
+    if overtaken:
+        auto.on_send(Job(expected_tokens=128, enqueued=0.0), STEP / 10)
+    for job in shorts[:15]:
+        auto.on_first_token(job, 2 * STEP)
+    for job in shorts[:15]:
+        auto.on_done(job, 10 * STEP, [])
+    auto.on_first_token(shorts[15], 12 * STEP)
+    return auto
+
+
+def test_a_late_start_lowers_the_peak_only_when_nothing_went_above_it() -> None:
+    """Over HTTP a request sent above the peak can reach the server first and take the last
+    slot: the late start then proves no fewer slots (a warm start that lowered its peak to 15
+    left its 16th long request a whole long run in our queue: 1.5x naive's makespan)."""
+    assert _late_start(overtaken=True).peak == 16
+    assert _late_start(overtaken=False).peak == 15

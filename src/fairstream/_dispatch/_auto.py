@@ -124,6 +124,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self._arrived = -math.inf  # the latest arrival then (:meth:`_handovers`: a tail)
         self._started_sent = -math.inf  # the latest send of a request that started
         self._full_seen = 0  # slow start: what ran while one sent with them waited it out
+        self._overshot = -math.inf  # the last send that took what is in flight above the peak
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
@@ -249,7 +250,10 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
     def on_send(self, job: Job, now: float) -> None:
         self._end_slow_start_if_overdue(now)
         self._waiting[job.jid] = now
-        self._sent_ahead(job.jid, now, self.running + len(self._waiting), self.peak + self._probe)
+        in_flight = self.running + len(self._waiting)
+        if in_flight > self.peak:
+            self._overshot = now
+        self._sent_ahead(job.jid, now, in_flight, self.peak + self._probe)
         self._batches.on_send(job.jid, self.running)
         n = job.expected_tokens
         self._waiting_len[job.jid] = n if n is not None else math.inf
@@ -307,8 +311,9 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
                     self._full_seen = self.peak
             self.slow_start = False
             self._full()  # the server is full: probe again later
-            if self.kind == "continuous" and self._late(ttft, 4):
-                self.peak = max(self.running, self.peak - 1)  # fewer slots than we thought
+            # fewer slots, unless a send above the peak (a probe) could have overtaken it over HTTP
+            if self.kind == "continuous" and self._late(ttft, 4) and self._overshot < sent:
+                self.peak = max(self.running, self.peak - 1)
         elif self.slow_start and grew:
             # a slot nobody freed: one more may wait; two once the server has refilled (it is
             # continuous, so what waits costs slots, never a batch's mix): a doubling per round
