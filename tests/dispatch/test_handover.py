@@ -86,9 +86,10 @@ def test_no_handover_while_requests_keep_arriving() -> None:
 def _late_start(overtaken: bool) -> Auto:
     """A continuous 16-slot server at its proven peak: 16 short requests sent, and (when
     ``overtaken``) one more sent right after them, above the peak; the last short one starts
-    10 steps late, after the first 15 shorts ended."""
+    10 steps late, after the first 15 shorts ended (a probe of one above the peak, as a warm
+    start's)."""
     auto = Auto()
-    auto.kind, auto.slow_start, auto.peak = "continuous", False, 16
+    auto.kind, auto.slow_start, auto.peak, auto._probe = "continuous", False, 16, 1
     auto._tpots.extend([STEP] * 4)
     auto._fastest[17] = 2 * STEP
     shorts = [Job(expected_tokens=8, enqueued=0.0) for _ in range(16)]

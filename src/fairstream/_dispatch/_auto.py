@@ -124,7 +124,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self._arrived = -math.inf  # the latest arrival then (:meth:`_handovers`: a tail)
         self._started_sent = -math.inf  # the latest send of a request that started
         self._full_seen = 0  # slow start: what ran while one sent with them waited it out
-        self._overshot = -math.inf  # the last send that took what is in flight above the peak
+        self._overshot: deque[float] = deque(maxlen=64)  # sends above the peak (no handover)
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
@@ -251,9 +251,9 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self._end_slow_start_if_overdue(now)
         self._waiting[job.jid] = now
         in_flight = self.running + len(self._waiting)
-        if in_flight > self.peak:
-            self._overshot = now
         self._sent_ahead(job.jid, now, in_flight, self.peak + self._probe)
+        if in_flight > self.peak and not self.slow_start and job.jid not in self._ahead:
+            self._overshot.append(now)  # a probe (not slow start's ramp, nor a handover)
         self._batches.on_send(job.jid, self.running)
         n = job.expected_tokens
         self._waiting_len[job.jid] = n if n is not None else math.inf
@@ -311,8 +311,9 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
                     self._full_seen = self.peak
             self.slow_start = False
             self._full()  # the server is full: probe again later
-            # fewer slots, unless a send above the peak (a probe) could have overtaken it over HTTP
-            if self.kind == "continuous" and self._late(ttft, 4) and self._overshot < sent:
+            # fewer slots, unless a probe sent within a step after it overtook it over HTTP
+            overtaken = any(sent <= t <= sent + self._unit() for t in self._overshot)
+            if self.kind == "continuous" and self._late(ttft, 4) and not overtaken:
                 self.peak = max(self.running, self.peak - 1)
         elif self.slow_start and grew:
             # a slot nobody freed: one more may wait; two once the server has refilled (it is
