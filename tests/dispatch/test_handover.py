@@ -108,6 +108,6 @@ def _late_start(overtaken: bool) -> Auto:
 def test_a_late_start_lowers_the_peak_only_when_nothing_went_above_it() -> None:
     """Over HTTP a request sent above the peak can reach the server first and take the last
     slot: the late start then proves no fewer slots (a warm start that lowered its peak to 15
-    left its 16th long request a whole long run in our queue: 1.5x naive's makespan)."""
+    left its 16th long request a whole long run in our queue: 1.47x naive's makespan)."""
     assert _late_start(overtaken=True).peak == 16
     assert _late_start(overtaken=False).peak == 15
