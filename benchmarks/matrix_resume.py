@@ -2,8 +2,10 @@
 sitting (the default size takes hours) goes on where it stopped, at the same code and args.
 
 The file is JSON lines: a header (the arguments that shape the figures and a hash of
-``src/fairstream``), then one line per finished row (its cells' raw per-seed figures). A file
-written by other code or other arguments is refused, not mixed in.
+``src/fairstream``), then one line per finished workload of a row (its cells' raw per-seed
+figures; files before session 26 hold one line per row, read the same way), so a row stopped
+midway keeps the workloads it finished. A file written by other code or other arguments is
+refused, not mixed in.
 """
 
 from __future__ import annotations
@@ -45,23 +47,21 @@ class Resume:
                     " remove it or name another file"
                 )
             for line in lines[1:]:
-                row = json.loads(line)
-                self.done[row["row"]] = row["results"]
+                part = json.loads(line)
+                self.done.setdefault(part["row"], {}).update(part["results"])
         else:
             path.write_text(json.dumps(self.header) + "\n")
 
-    def get(self, row: str) -> dict[str, dict[str, Any]] | None:
-        """A finished row's results (workload -> policy -> cell), or None."""
-        if row not in self.done:
-            return None
+    def get(self, row: str) -> dict[str, dict[str, Any]]:
+        """The workloads of ``row`` kept so far (workload -> policy -> cell), maybe none."""
         return {
             wl: {p: self.cell_type(**c) for p, c in cells.items()}
-            for wl, cells in self.done[row].items()
+            for wl, cells in self.done.get(row, {}).items()
         }
 
-    def add(self, row: str, results: dict[str, dict[str, Any]]) -> None:
-        raw = {wl: {p: dataclasses.asdict(c) for p, c in cells.items()}
-               for wl, cells in results.items()}  # fmt: skip
+    def add(self, row: str, workload: str, cells: dict[str, Any]) -> None:
+        """Keep one finished workload of ``row`` (policy -> cell)."""
+        raw = {p: dataclasses.asdict(c) for p, c in cells.items()}
         with self.path.open("a") as f:
-            f.write(json.dumps({"row": row, "results": raw}) + "\n")
-        self.done[row] = raw
+            f.write(json.dumps({"row": row, "results": {workload: raw}}) + "\n")
+        self.done.setdefault(row, {})[workload] = raw

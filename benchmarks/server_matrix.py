@@ -28,8 +28,8 @@ Run:  python benchmarks/server_matrix.py [--quick] [--seeds 3] [--llama]
       [--rows a,b] [--workloads a,b] [--policies a,b] [--resume FILE]
 
 The default size takes hours (all of it, with ``--llama``, more than a working session here):
-``--resume FILE`` keeps each finished row in FILE, and the same command run again (same code,
-same arguments) skips them and prints their cells with the rest.
+``--resume FILE`` keeps each row's finished workloads in FILE, and the same command run again
+(same code, same arguments) skips them and prints their cells with the rest.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -301,8 +303,17 @@ class Cell:
         return statistics.median(values) if values else float("nan")
 
 
+Keep = Callable[[str, dict[str, Cell]], None]  # a finished workload's cells, kept as it ends
+
+
 async def run_row(
-    row: Row, base_url: str, model: str, names: list[str], policies: list[str], args: Any
+    row: Row,
+    base_url: str,
+    model: str,
+    names: list[str],
+    policies: list[str],
+    args: Any,
+    keep: Keep | None = None,
 ) -> dict[str, dict[str, Cell]]:
     out: dict[str, dict[str, Cell]] = {}
     for wl in names:
@@ -349,6 +360,8 @@ async def run_row(
             if span is not None:
                 cells.setdefault("naive", Cell()).oracle.append(span)
         out[wl] = cells
+        if keep is not None:
+            keep(wl, cells)
     return out
 
 
@@ -416,16 +429,18 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
     return misses
 
 
-def run_server(row: Row, names: list[str], policies: list[str], args: Any) -> dict[str, Any]:
+def run_server(
+    row: Row, names: list[str], policies: list[str], args: Any, keep: Keep | None = None
+) -> dict[str, Any]:
     """Start the row's server in its own process and run every workload and policy on it."""
     if row.config is not None:
         with ReferenceServer.in_subprocess(row.config) as handle:
             model = row.config.model
-            return asyncio.run(run_row(row, handle.base_url, model, names, policies, args))
+            return asyncio.run(run_row(row, handle.base_url, model, names, policies, args, keep))
     from llama_server import MODEL_NAME, LlamaServer
 
     with LlamaServer(slots=row.llama_slots) as server:
-        return asyncio.run(run_row(row, server.base_url, MODEL_NAME, names, policies, args))
+        return asyncio.run(run_row(row, server.base_url, MODEL_NAME, names, policies, args, keep))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -465,17 +480,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume is not None:  # what shapes the figures: another run's rows are not mixed in
         shape = {k: getattr(args, k) for k in ("quick", "seeds", "workloads", "policies", "sweep")}
         resume = Resume(args.resume, {**shape, "scale": SCALE}, Cell)
-        print(f"resuming from {args.resume}: {len(resume.done)} row(s) done")
+        full = sum(set(names) <= set(wls) for wls in resume.done.values())
+        begun = len(resume.done) - full
+        print(
+            f"resuming from {args.resume}: {full} row(s) done" + (f", {begun} begun" * (begun > 0))
+        )
     misses: list[str] = []
     started = time.monotonic()
     try:
         for row in rows:
-            results = resume.get(row.name) if resume else None
-            if results is None:
-                results = run_server(row, names, policies, args)
-                if resume:
-                    resume.add(row.name, results)
-            misses += report(row, results)
+            kept = resume.get(row.name) if resume else {}
+            if todo := [n for n in names if n not in kept]:
+                keep = partial(resume.add, row.name) if resume else None
+                kept.update(run_server(row, todo, policies, args, keep))
+            misses += report(row, {n: kept[n] for n in names})
             sys.stdout.flush()
     except KeyboardInterrupt:  # a long run stopped (Ctrl-C): the rows done still get their table
         print(f"\nstopped after {len({c.split(' / ')[0] for c, _ in TABLE})} of {len(rows)} rows")

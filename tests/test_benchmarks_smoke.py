@@ -109,27 +109,37 @@ def test_server_matrix_refuses_a_name_it_does_not_know() -> None:
 
 
 def test_server_matrix_resumes_the_rows_a_file_kept(tmp_path: Path) -> None:
-    """``--resume``: a row finished once is printed from the file, not run again; a file that
-    other arguments wrote is refused."""
+    """``--resume``: a row's finished workloads are printed from the file, not run again (a row
+    stopped midway runs only what it had left); a file that other arguments wrote is refused."""
     import os
 
     kept = tmp_path / "rows.jsonl"
-    args = ["--quick", "--rows", "cont-8", "--workloads", "demo", "--policies", "naive,sorted,auto"]
+    args = ["--quick", "--rows", "cont-8", "--workloads", "demo,prefill"]
+    args += ["--policies", "naive,sorted,auto", "--resume", str(kept)]
     os.environ["FAIRSTREAM_MATRIX_SCALE"] = "0.25"
     try:
-        first = run_benchmark("server_matrix.py", *args, "--resume", str(kept))
-        again = run_benchmark("server_matrix.py", *args, "--resume", str(kept))
+        first = run_benchmark("server_matrix.py", *args)
+        header, demo, _ = kept.read_text().splitlines()
+        kept.write_text(f"{header}\n{demo}\n")  # as if stopped during the prefill mix
+        again = run_benchmark("server_matrix.py", *args)
+        after_again = kept.read_text().splitlines()
+        done = run_benchmark("server_matrix.py", *args)
     finally:
         del os.environ["FAIRSTREAM_MATRIX_SCALE"]
-    assert "resuming from" in again[1] and again[1].endswith(": 1 row(s) done")
-    assert len(kept.read_text().splitlines()) == 2  # the header and one row: nothing run again
+    assert again[1].endswith(": 0 row(s) done, 1 begun") and done[1].endswith(": 1 row(s) done")
+    # the demo burst kept, the prefill mix run again (one new line), then nothing run at all
+    assert after_again[:2] == [header, demo] and len(after_again) == 3
+    assert '"prefill"' in after_again[2] and kept.read_text().splitlines() == after_again
 
-    def cells(lines: list[str]) -> list[str]:
-        return [ln for ln in lines if ln.startswith(("  ", "| cont-8"))]
+    def cells(lines: list[str], workload: str) -> list[str]:
+        start = lines.index(next(ln for ln in lines if ln.startswith(f"cont-8 / {workload}")))
+        return [ln for ln in lines[start + 1 :] if ln.startswith("  ")][:4]
 
-    assert cells(again) == cells(first) and any(ln.startswith("    span/better") for ln in again)
+    assert cells(again, "demo") == cells(first, "demo")
+    assert cells(done, "prefill") == cells(again, "prefill")
+    assert any(ln.startswith("| cont-8 / prefill") for ln in again)
     other = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), *args[:-1], "naive,auto",
+        [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), *args[:-3], "naive,auto",
          "--resume", str(kept)],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
