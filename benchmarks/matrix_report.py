@@ -1,0 +1,151 @@
+"""``server_matrix.py``'s figures: a cell's per-seed measures from its traces, the printed
+table of a row, and the Markdown table of every ``auto`` cell's targets at the end of a run."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from matrix_targets import Check, checks
+
+from fairstream import StreamTrace
+
+if TYPE_CHECKING:
+    from server_matrix import Job, Row
+
+__all__ = ["TABLE", "Cell", "report", "summary"]
+
+
+@dataclass
+class Cell:
+    makespan: list[float] = field(default_factory=list)
+    short_p50: list[float] = field(default_factory=list)
+    e2e_p50: list[float] = field(default_factory=list)
+    long_p50: list[float] = field(default_factory=list)
+    good4: list[float] = field(default_factory=list)
+    good05: list[float] = field(default_factory=list)
+    ttft50: list[float] = field(default_factory=list)
+    ttft99: list[float] = field(default_factory=list)
+    oracle: list[float] = field(default_factory=list)
+    errors: int = 0
+
+    def add(self, traces: list[StreamTrace], row: Row, jobs: list[Job]) -> None:
+        ok = [t for t in traces if t.outcome == "ok"]
+        self.errors += len(jobs) - len(ok)
+        if not ok:
+            return
+        starts = [t.enqueued if t.enqueued is not None else t.sent or 0.0 for t in ok]
+        span = max(t.end for t in ok) - min(starts)
+        cut = statistics.median(j.max_tokens for j in jobs)
+        e2e = [t.end - s for t, s in zip(ok, starts, strict=True)]
+        short = [e for e, t in zip(e2e, ok, strict=True) if (t.max_tokens or 0) <= cut]
+        long = [e for e, t in zip(e2e, ok, strict=True) if (t.max_tokens or 0) > cut]
+        ttft = sorted(t.ttft for t in ok if t.ttft is not None)
+        step = row.step * row.scale
+
+        def goodput(slo: float) -> float:
+            return sum(t.output_tokens for t in ok if t.ttft is not None and t.ttft <= slo) / span
+
+        self.makespan.append(span / row.scale)
+        self.short_p50.append(statistics.median(short) / row.scale)
+        self.e2e_p50.append(statistics.median(e2e) / row.scale)
+        self.long_p50.append(statistics.median(long) / row.scale if long else float("nan"))
+        self.good4.append(goodput(4 * step))
+        self.good05.append(goodput(0.5 * row.scale))
+        self.ttft50.append(ttft[len(ttft) // 2] / row.scale)
+        self.ttft99.append(ttft[min(len(ttft) - 1, int(0.99 * len(ttft)))] / row.scale)
+
+    def take_last(self, other: Cell) -> None:
+        """Append ``other``'s latest run (one seed of a swept fixed concurrency)."""
+        for f in ("makespan", "short_p50", "e2e_p50", "long_p50", "good4", "good05", "ttft50",
+                  "ttft99"):  # fmt: skip
+            getattr(self, f).append(getattr(other, f)[-1])
+
+    def med(self, name: str) -> float:
+        values = getattr(self, name)
+        return statistics.median(values) if values else float("nan")
+
+
+def frontier(cells: dict[str, Cell]) -> None:
+    """The sweep's fixed concurrencies against two targets at once: makespan over the better
+    of naive and sorted, and 4-step goodput over the best fixed (can any meet both?)."""
+    best, sweep = cells.get("best-fixed"), [p for p in cells if p.startswith("fixed:")]
+    better = min((cells[p].med("makespan") for p in ("naive", "sorted") if p in cells), default=0)
+    if best is None or not sweep or not better or not best.med("good4"):
+        return
+    parts, both = [], []
+    for p in sorted(sweep, key=lambda p: int(p.removeprefix("fixed:"))):
+        span, good = cells[p].med("makespan") / better, cells[p].med("good4") / best.med("good4")
+        parts.append(f"{p.removeprefix('fixed:')}: {span:.2f}/{good:.2f}")
+        if span <= 1.05 and good >= 0.95:
+            both.append(p)
+    print(f"  fixed N, span/better / good4/best: {', '.join(parts)};"
+          f" meets both: {', '.join(both) or 'none'}")  # fmt: skip
+
+
+TABLE: list[tuple[str, list[Check]]] = []  # every auto cell's checks, for the summary
+
+
+def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
+    """Print the row's cells; return the auto cells that miss a target."""
+    misses = []
+    for wl, cells in results.items():
+        naive = cells.get("naive")
+        best = cells.get("best-fixed")
+        if naive is None:
+            continue
+        orc = naive.med("oracle")
+        print(f"\n{row.name} / {wl}" + (f"  (oracle makespan {orc:.2f} s)" if orc == orc else ""))
+        print(f"  {'policy':<14} {'span/naive':>10} {'short x':>8} {'long x':>7} "
+              f"{'good4/best':>10} {'good.5/best':>11} {'ttft p50':>9} {'ttft p99':>9} "
+              f"{'span/orc':>8}")  # fmt: skip
+        for policy, c in cells.items():
+            if policy.startswith("fixed:"):
+                continue  # the sweep: one line below
+            g4 = c.med("good4") / best.med("good4") if best and best.med("good4") else float("nan")
+            g5 = (
+                c.med("good05") / best.med("good05")
+                if best and best.med("good05")
+                else float("nan")
+            )
+            print(
+                f"  {policy:<14} {c.med('makespan') / naive.med('makespan'):>10.3f}"
+                f" {naive.med('short_p50') / c.med('short_p50'):>8.2f}"
+                f" {naive.med('long_p50') / c.med('long_p50'):>7.2f} {g4:>10.3f} {g5:>11.3f}"
+                f" {c.med('ttft50') * 1e3:>7.0f}ms {c.med('ttft99') * 1e3:>7.0f}ms"
+                f" {c.med('makespan') / orc if orc == orc else float('nan'):>8.3f}"
+                + (f"  ({c.errors} failed)" if c.errors else "")
+            )
+        frontier(cells)
+        found = checks(row.kind, wl, cells, row.step)
+        if not found:
+            continue
+        failed = [c for c in found if not c.ok]
+        verdict = "ok" if not failed else "MISSES " + ", ".join(c.name for c in failed)
+        # in the table before its lines show: a Ctrl-C as they come (unbuffered) still counts it
+        TABLE.append((f"{row.name} / {wl}", found))
+        misses += [f"{row.name}/{wl}: {c}" for c in failed]
+        print(f"  auto vs the better of naive and sorted, and its targets: {verdict}")
+        print("    " + "; ".join(str(c) for c in found))
+    return misses
+
+
+def summary() -> None:
+    """Every auto cell's targets as one Markdown table (a miss in bold)."""
+    names = list(dict.fromkeys(c.name for _, found in TABLE for c in found))
+    refs = [
+        n for n in names if any(c.name == n and c.naive is not None for _, f in TABLE for c in f)
+    ]
+    print("\n| cell | " + " | ".join(names) + "".join(f" | {n}: naive" for n in refs) + " |")
+    print("|---|" + "---:|" * (len(names) + len(refs)))
+    for cell, found in TABLE:
+        by = {c.name: c for c in found}
+        marks = [
+            "" if n not in by else f"{by[n].value:.3f}" if by[n].ok else f"**{by[n].value:.3f}**"
+            for n in names
+        ]
+        marks += [f"{by[n].naive:.3f}" if n in by and by[n].naive is not None else "" for n in refs]
+        print(f"| {cell} | " + " | ".join(marks) + " |")
+    met = sum(all(c.ok for c in found) for _, found in TABLE)
+    print(f"\n{met} of {len(TABLE)} auto cells meet every target")
