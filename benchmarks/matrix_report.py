@@ -147,5 +147,12 @@ def summary() -> None:
         ]
         marks += [f"{by[n].naive:.3f}" if n in by and by[n].naive is not None else "" for n in refs]
         print(f"| {cell} | " + " | ".join(marks) + " |")
+    # each target on its own: in how many of the cells that have it does it hold
+    tally = [
+        f"{n} {sum(c.ok for _, f in TABLE for c in f if c.name == n)}"
+        f"/{sum(c.name == n for _, f in TABLE for c in f)}"
+        for n in names
+    ]
+    print("\ntargets met, cells: " + ", ".join(tally))
     met = sum(all(c.ok for c in found) for _, found in TABLE)
     print(f"\n{met} of {len(TABLE)} auto cells meet every target")
