@@ -7,8 +7,8 @@ Part 2 runs ``fairstream.analyze`` on N simulated random configurations and prin
 confusion matrix (rows: truth).
 
 Run:  python benchmarks/detector.py [--corpus 200] [--presets default-7b,ascend-7b]
-The model step is 15 ms (default-7b) or 30 ms (ascend-7b); time scale 0.5 / 0.25 so the
-real step is 7.5 ms in both. Exits 0.
+The model step is 15 ms (default-7b) or 30 ms (ascend-7b); time scale 1.0 / 0.5 so the
+real step is 15 ms in both (at 7.5 ms a busy 2-core host faked prefill stalls). Exits 0.
 """
 
 from __future__ import annotations

@@ -46,7 +46,8 @@ def test_overhead_smoke() -> None:
 
 def test_detector_benchmark_smoke() -> None:
     lines = run_benchmark("detector.py", "--corpus", "10", "--presets", "default-7b", "--tpc", "1")
-    rows = [line.split() for line in lines if line.startswith("default-7b")]
+    # a wrong verdict is marked "<- WRONG" after the columns; accuracy is test_probe_live's job
+    rows = [line.split("<-")[0].split() for line in lines if line.startswith("default-7b")]
     assert len(rows) == 5  # one probe per behaviour
     assert all(int(r[-2]) <= 32 for r in rows)  # requests spent within the default budget
     assert any(line.startswith("right ") for line in lines)
