@@ -6,7 +6,9 @@ from run to run on a shared machine. This runs the demo's workload (32 requests,
 (``Dispatcher()``), then warm (``Auto(prior=<that run's naive traces>)``), each against a
 fresh server in its own process, and prints the makespan ratios and their medians.
 
-Run:  python benchmarks/demo_rows.py [--runs 6] [--server continuous|static|both]
+Run:  python benchmarks/demo_rows.py [--runs 6] [--server continuous|static|both] [--scale 1.0]
+(``--scale`` is the servers' time scale: 1.0, ``fairstream demo``'s default, is a real 7B
+model's pace; 0.25 is what the demo ran at until session 28.)
 """
 
 from __future__ import annotations
@@ -21,10 +23,13 @@ from fairstream._cli._bench._run import RunResult, run_workload
 from fairstream._cli._bench._workload import make_workload
 from fairstream.server._server import ReferenceServer
 
-SERVERS = {
-    "static": ServerConfig(mode="static", batch_size=8, release="batch_end", time_scale=0.25),
-    "continuous": ServerConfig(mode="continuous", max_num_seqs=32, time_scale=0.25),
-}
+
+def servers(scale: float) -> dict[str, ServerConfig]:
+    """The demo's two servers at time scale ``scale``."""
+    return {
+        "static": ServerConfig(mode="static", batch_size=8, release="batch_end", time_scale=scale),
+        "continuous": ServerConfig(mode="continuous", max_num_seqs=32, time_scale=scale),
+    }
 
 
 def makespan(traces: list[StreamTrace]) -> float:
@@ -39,11 +44,11 @@ async def one(cfg: ServerConfig, policy: object) -> RunResult:
         return await run_workload(server.base_url, cfg.model, specs, policy=policy)
 
 
-async def main(runs: int, servers: list[str]) -> None:
-    for name in servers:
-        cfg = SERVERS[name]
+async def main(runs: int, names: list[str], scale: float) -> None:
+    for name in names:
+        cfg = servers(scale)[name]
         cold, warm = [], []
-        print(f"\n{name}: makespan / all at once, per run")
+        print(f"\n{name} (time scale {scale:g}): makespan / all at once, per run")
         for i in range(runs):
             naive = await one(cfg, None)
             c = await one(cfg, "auto")
@@ -65,6 +70,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=6)
     ap.add_argument("--server", choices=["continuous", "static", "both"], default="both")
+    ap.add_argument("--scale", type=float, default=1.0)
     args = ap.parse_args()
     names = ["static", "continuous"] if args.server == "both" else [args.server]
-    asyncio.run(main(args.runs, names))
+    asyncio.run(main(args.runs, names, args.scale))

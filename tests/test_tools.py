@@ -32,6 +32,12 @@ def test_demo_quick_shows_the_phenomenon_the_verdict_and_the_cure() -> None:
     naive, cold, warm = (float(r.split("│")[3]) for r in rows)  # short p50
     assert cold < naive and warm < naive  # short requests come back sooner through fairstream
     assert "auto: continuous" in out  # the warm continuous run ended knowing the server
+    assert "4x faster than a real 7B model" in out  # --quick keeps the 0.25 time scale
+
+
+def test_demo_refuses_a_time_scale_out_of_range() -> None:
+    result = CliRunner().invoke(cli, ["demo", "--quick", "--time-scale", "0"])
+    assert result.exit_code == 2 and "--time-scale" in result.output
 
 
 @pytest.fixture(scope="module")
