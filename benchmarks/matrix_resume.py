@@ -29,6 +29,18 @@ def code_hash(root: Path = SRC) -> str:
     return h.hexdigest()[:16]
 
 
+def read_kept(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, dict[str, Any]]]]:
+    """What a resume file holds, whatever code made it: its header, and row -> workload -> cells."""
+    lines = path.read_text().splitlines()
+    if not lines:
+        raise SystemExit(f"{path} is empty")
+    done: dict[str, dict[str, dict[str, Any]]] = {}
+    for line in lines[1:]:
+        part = json.loads(line)
+        done.setdefault(part["row"], {}).update(part["results"])
+    return json.loads(lines[0]), done
+
+
 class Resume:
     """The rows a resumable run has finished, and where to add the next."""
 
@@ -37,18 +49,14 @@ class Resume:
         self.header = {**header, "code": code_hash()}
         self.done: dict[str, dict[str, dict[str, Any]]] = {}
         if path.exists() and path.stat().st_size:
-            lines = path.read_text().splitlines()
-            found = json.loads(lines[0])
+            found, self.done = read_kept(path)
             if found != self.header:
                 changed = sorted(k for k in {**found, **self.header}
                                  if found.get(k) != self.header.get(k))  # fmt: skip
                 raise SystemExit(
                     f"{path} was written by another run (differs in {', '.join(changed)}):"
-                    " remove it or name another file"
+                    " remove it or name another file (--show FILE prints what it holds)"
                 )
-            for line in lines[1:]:
-                part = json.loads(line)
-                self.done.setdefault(part["row"], {}).update(part["results"])
         else:
             path.write_text(json.dumps(self.header) + "\n")
 

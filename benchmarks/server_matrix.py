@@ -56,7 +56,7 @@ from fairstream.sim import SimRequest, simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
 from matrix_report import TABLE, Cell, report, summary
-from matrix_resume import Resume
+from matrix_resume import Resume, code_hash, read_kept
 from matrix_targets import Kind
 
 # the reference server's time scale: 0.5 runs its 20 ms model steps in 10 ms, as every published
@@ -341,7 +341,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--resume", type=Path, metavar="FILE", help="finished rows kept in FILE: run again to go on"
     )
+    ap.add_argument("--show", type=Path, metavar="FILE", help="print what FILE holds; run nothing")
     args = ap.parse_args(argv)
+    if args.show is not None:
+        return show(args.show)
     if args.seeds is None:
         args.seeds = 1 if args.quick else 3
     if args.sweep is None:  # given, it is used as given, --quick or not
@@ -390,6 +393,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {m}")
     summary()
     return 0
+
+
+def show(path: Path) -> int:
+    """Print the table of every row a resume file holds, made by whatever code its header names
+    (a file that can no longer be resumed still shows what it measured)."""
+    header, done = read_kept(path)
+    if header.get("scale") != SCALE:
+        raise SystemExit(f"{path} was run at time scale {header.get('scale')}: set"
+                         f" FAIRSTREAM_MATRIX_SCALE={header.get('scale')} to show it")  # fmt: skip
+    now = code_hash()
+    made = header["code"] + (
+        " (the code now)" if header["code"] == now else f" (the code now: {now})"
+    )
+    print(f"{path}: {len(done)} row(s), {header['seeds']} seed(s), made by src {made}")
+    names = header["workloads"].split(",")
+    misses: list[str] = []
+    for row in ROWS + LLAMA_ROWS:
+        if kept := {n: c for n, c in _cells(done, row.name).items() if n in names}:
+            misses += report(row, {n: kept[n] for n in names if n in kept})
+    print(f"\n{len({m.split(': ')[0] for m in misses})} auto cells miss a target")
+    summary()
+    return 0
+
+
+def _cells(done: dict[str, dict[str, dict[str, Any]]], row: str) -> dict[str, dict[str, Cell]]:
+    return {wl: {p: Cell(**c) for p, c in cells.items()} for wl, cells in done.get(row, {}).items()}
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -145,6 +146,22 @@ def test_server_matrix_resumes_the_rows_a_file_kept(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert other.returncode != 0 and "differs in policies" in other.stderr
+    # made by other code: no longer resumed, still shown (--show runs nothing)
+    head = json.loads(after_again[0])
+    kept.write_text("\n".join([json.dumps({**head, "code": "0" * 16}), *after_again[1:]]) + "\n")
+    os.environ["FAIRSTREAM_MATRIX_SCALE"] = "0.25"
+    try:
+        stale = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), *args],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        shown = run_benchmark("server_matrix.py", "--show", str(kept))
+    finally:
+        del os.environ["FAIRSTREAM_MATRIX_SCALE"]
+    assert stale.returncode != 0 and "differs in code" in stale.stderr
+    assert f"made by src {'0' * 16} (the code now: " in shown[0]
+    assert cells(shown, "demo") == cells(done, "demo")
+    assert cells(shown, "prefill") == cells(done, "prefill")
 
 
 def test_replay_check_smoke() -> None:
