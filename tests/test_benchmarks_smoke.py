@@ -207,3 +207,17 @@ def test_server_matrix_stopped_midway_still_prints_its_table() -> None:
     assert any(ln.startswith("| static-B4 / demo | ") for ln in lines)
     assert not any(ln.startswith("| cont-8 /") for ln in lines)
     assert lines[-1].endswith("of 1 auto cells meet every target")
+
+
+def test_matrix_cell_smoke() -> None:
+    """One quick cell, naive and auto side by side: a line per run, auto's settling, medians."""
+    lines = run_benchmark(
+        "matrix_cell.py", "--row", "cont-8", "--workload", "demo", "--seeds", "1", "--quick"
+    )
+    runs = {ln.split()[0]: ln for ln in lines if ln.startswith(("naive ", "auto "))}
+    assert set(runs) == {"naive", "auto"}
+    assert all("cpu/wall" in ln and "lag p90/max ms" in ln for ln in runs.values())
+    [settled] = [ln for ln in lines if "auto settled: " in ln]
+    late, total = (int(x) for x in settled.split("threshold ")[1].split(",")[0].split(" of "))
+    assert total == 16 and 0 <= late <= total  # every start of the quick demo burst
+    assert lines[-1].split()[0] == "auto" and lines[-1].endswith("x")

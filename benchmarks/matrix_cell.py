@@ -1,0 +1,123 @@
+"""One cell of the server matrix, its policies side by side, with what the client went through.
+
+``server_matrix.py`` says *that* a cell misses; this says *why*, run by run: per policy and
+seed, E2E p50 and makespan (model seconds), 4-step goodput, TTFT p50, the client's CPU over
+its wall time, the event loop's lag (a 2 ms timer's lateness: how late our own client reads
+what arrived), and for ``auto`` where it settled (kind, peak, limit, misses) and its starts:
+how many came later than its own "full server" threshold, and how many of those the loop's
+lag alone explains. Policies alternate within a seed, each against the same server process.
+
+Run:  python benchmarks/matrix_cell.py --row cont-64 --workload poisson100 [--seeds 3]
+      [--policies naive,auto] [--reps 1] [--quick]
+Exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import server_matrix as sm
+
+from fairstream import Auto, ReferenceServer
+
+
+class WatchedAuto(Auto):
+    """``auto`` that keeps its starts: (sent, first token, its late threshold then)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.starts: list[tuple[float, float, float]] = []
+
+    def on_first_token(self, job: Any, now: float) -> None:
+        sent = self._waiting.get(job.jid)
+        if sent is not None:
+            self.starts.append((sent, now, self._quickest + 3 * self._unit()))
+        super().on_first_token(job, now)
+
+
+@dataclass
+class LoopLag:
+    """A 2 ms timer's lateness, sampled for as long as it runs: (when, lag seconds)."""
+
+    samples: list[tuple[float, float]] = field(default_factory=list)
+
+    async def run(self) -> None:
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(0.002)
+            self.samples.append((t, time.perf_counter() - t - 0.002))
+
+    def within(self, a: float, b: float) -> float:
+        return max((lag for t, lag in self.samples if a <= t <= b), default=0.0)
+
+
+async def one_run(
+    url: str, model: str, row: sm.Row, jobs: list[sm.Job], name: str, seed: int
+) -> tuple[str, float]:
+    """One policy on one seed: its printed line(s), and its E2E p50."""
+    policy: str | Auto = WatchedAuto() if name == "auto" else name
+    lag = LoopLag()
+    monitor = asyncio.create_task(lag.run())
+    c0, w0 = time.process_time(), time.perf_counter()
+    try:
+        traces = await sm.run_cell(url, model, row, jobs, policy, seed)
+    finally:
+        monitor.cancel()
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    cell = sm.Cell()
+    cell.add(traces, row, jobs)
+    lags = sorted(x for _, x in lag.samples) or [0.0]
+    out = (
+        f"{name:<8} s{seed}  e2e50 {cell.e2e_p50[-1]:6.3f}  span {cell.makespan[-1]:6.2f}"
+        f"  good4 {cell.good4[-1]:6.0f}  ttft50 {cell.ttft50[-1]:6.3f}  cpu/wall {cpu / wall:4.2f}"
+        f"  lag p90/max ms {1e3 * lags[int(0.9 * (len(lags) - 1))]:5.1f}/{1e3 * lags[-1]:5.1f}"
+    )
+    if isinstance(policy, WatchedAuto):
+        late = [(a, b, th) for a, b, th in policy.starts if b - a > th]
+        explained = sum(1 for a, b, th in late if b - a - lag.within(a, b) <= th)
+        out += (
+            f"\n           auto settled: {policy.kind}, peak {policy.peak}, limit {policy.limit()},"
+            f" misses {policy._misses}; starts late by its own threshold {len(late)} of"
+            f" {len(policy.starts)}, {explained} of them within it once the loop's lag is taken off"
+        )
+    return out, cell.e2e_p50[-1]
+
+
+async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> None:
+    e2e: dict[str, list[float]] = {p: [] for p in args.policies}
+    for _rep in range(args.reps):
+        for seed in range(args.seeds):
+            jobs = sm.workload(args.workload, seed, row, args.quick)
+            for name in args.policies:
+                text, p50 = await one_run(url, model, row, jobs, name, seed)
+                print(text, flush=True)
+                e2e[name].append(p50)
+    base = statistics.median(e2e[args.policies[0]])
+    print(
+        f"\nmedian E2E p50 over {args.reps * args.seeds} runs (model s), and / {args.policies[0]}:"
+    )
+    for name, xs in e2e.items():
+        print(f"  {name:<8} {statistics.median(xs):6.3f}  {statistics.median(xs) / base:5.2f}x")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--row", default="cont-64", choices=[r.name for r in sm.ROWS])
+    ap.add_argument("--workload", default="poisson100")
+    ap.add_argument("--policies", default="naive,auto", type=lambda s: s.split(","))
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="half-size workload")
+    a = ap.parse_args()
+    r = next(r for r in sm.ROWS if r.name == a.row)
+    assert r.config is not None
+    print(f"{r.name} / {a.workload}, time scale {sm.SCALE}, policies {','.join(a.policies)}")
+    with ReferenceServer.in_subprocess(r.config) as handle:
+        asyncio.run(main(a, handle.base_url, r.config.model, r))
+    sys.exit(0)
