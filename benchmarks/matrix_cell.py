@@ -59,8 +59,8 @@ class LoopLag:
 
 async def one_run(
     url: str, model: str, row: sm.Row, jobs: list[sm.Job], name: str, seed: int
-) -> tuple[str, float]:
-    """One policy on one seed: its printed line(s), and its E2E p50."""
+) -> tuple[str, tuple[float, float, float]]:
+    """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput."""
     policy: str | Auto = WatchedAuto() if name == "auto" else name
     lag = LoopLag()
     monitor = asyncio.create_task(lag.run())
@@ -86,24 +86,30 @@ async def one_run(
             f" misses {policy._misses}; starts late by its own threshold {len(late)} of"
             f" {len(policy.starts)}, {explained} of them within it once the loop's lag is taken off"
         )
-    return out, cell.e2e_p50[-1]
+    return out, (cell.e2e_p50[-1], cell.makespan[-1], cell.good4[-1])
 
 
 async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> None:
-    e2e: dict[str, list[float]] = {p: [] for p in args.policies}
+    runs: dict[str, list[tuple[float, float, float]]] = {p: [] for p in args.policies}
     for _rep in range(args.reps):
         for seed in range(args.seeds):
             jobs = sm.workload(args.workload, seed, row, args.quick)
             for name in args.policies:
-                text, p50 = await one_run(url, model, row, jobs, name, seed)
+                text, figures = await one_run(url, model, row, jobs, name, seed)
                 print(text, flush=True)
-                e2e[name].append(p50)
-    base = statistics.median(e2e[args.policies[0]])
-    print(
-        f"\nmedian E2E p50 over {args.reps * args.seeds} runs (model s), and / {args.policies[0]}:"
-    )
-    for name, xs in e2e.items():
-        print(f"  {name:<8} {statistics.median(xs):6.3f}  {statistics.median(xs) / base:5.2f}x")
+                runs[name].append(figures)
+    first = args.policies[0]
+    base = [statistics.median(f[i] for f in runs[first]) for i in range(3)]
+    print(f"\nmedians over {args.reps * args.seeds} runs, and / {first}'s:")
+    x = f"{'x':>6}"
+    print(f"  {'policy':<8} {'E2E p50 s':>9} {x} {'makespan s':>10} {x} {'good4':>7} {x}")
+    for name, figs in runs.items():
+        med = [statistics.median(f[i] for f in figs) for i in range(3)]
+        ratios = [m / b if b else float("nan") for m, b in zip(med, base, strict=True)]
+        print(
+            f"  {name:<8} {med[0]:9.3f} {ratios[0]:5.2f}x {med[1]:10.2f} {ratios[1]:5.2f}x"
+            f" {med[2]:7.0f} {ratios[2]:5.2f}x"
+        )
 
 
 if __name__ == "__main__":

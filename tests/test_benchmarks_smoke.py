@@ -220,4 +220,4 @@ def test_matrix_cell_smoke() -> None:
     [settled] = [ln for ln in lines if "auto settled: " in ln]
     late, total = (int(x) for x in settled.split("threshold ")[1].split(",")[0].split(" of "))
     assert total == 16 and 0 <= late <= total  # every start of the quick demo burst
-    assert lines[-1].split()[0] == "auto" and lines[-1].endswith("x")
+    assert lines[-1].split()[0] == "auto" and lines[-1].endswith("x")  # the medians table

@@ -286,6 +286,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self.peak = max(self.peak, held)
         began, handed = self._timed_from(job.jid, sent, now)  # a handover waits from its due
         ttft = now - began
+        waited = ttft - self.client_lag(began, now)  # not our own loop's stalls (_lag.py)
         k = 17 if length > 16 else math.ceil(length)
         if not handed:  # (its wait for the slot's end is no quickest first token)
             self._fastest[k] = min(self._fastest.get(k, math.inf), ttft)
@@ -298,22 +299,22 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         # and a slot (or batch) frees only at an end: with none since it was sent, a late start
         # was our own client or the server's CPU (64 streams on 2 cores), not a full server
         freed = any(sent <= e <= now for e in self._ends)
-        full = self._late(ttft, 3) and not grew and self.running >= self._proved and freed
+        full = self._late(waited, 3) and not grew and self.running >= self._proved and freed
         # a probe is dropped sooner: a request 2 steps late already paid for the slot it sought
-        full = full or (self._probe > 0 and not grew and freed and self._late(ttft, 2))
+        full = full or (self._probe > 0 and not grew and freed and self._late(waited, 2))
         if full:
             # below the peak it was no slot wait on a continuous server: a static one's next
             # batch, or our own sending (see :meth:`_become`); not after 8 steps late (a slot
             # wait, its slot's end read late: an 8-slot server's second round of a burst)
             if self.slow_start:  # what ended it (a later late start does not change that)
-                self._below_peak = self.running < self.peak and not self._late(ttft, 8)
+                self._below_peak = self.running < self.peak and not self._late(waited, 8)
                 if passed:  # it waited while a full batch (or every slot) ran: B, if static
                     self._full_seen = self.peak
             self.slow_start = False
             self._full()  # the server is full: probe again later
             # fewer slots, unless a probe sent within a step after it overtook it over HTTP
             overtaken = any(sent <= t <= sent + self._unit() for t in self._overshot)
-            if self.kind == "continuous" and self._late(ttft, 4) and not overtaken:
+            if self.kind == "continuous" and self._late(waited, 4) and not overtaken:
                 self.peak = max(self.running, self.peak - 1)
         elif self.slow_start and grew:
             # a slot nobody freed: one more may wait; two once the server has refilled (it is
@@ -333,7 +334,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self._end_slow_start_if_overdue(now)
         if grew:
             self._last_grew = now
-            self._grew.append((now, self._late(ttft, 3), job.jid))
+            self._grew.append((now, self._late(waited, 3), job.jid))
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         self._waiting.pop(job.jid, None)

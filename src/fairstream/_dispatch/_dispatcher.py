@@ -36,6 +36,7 @@ from ._core import Admission
 from ._early import EarlyRelease
 from ._failures import is_overload, is_retryable, retry_after
 from ._job import Job, JobListener
+from ._lag import LoopLag
 from ._names import make_policy
 from ._policies import Policy
 from ._pool import SharedPool, local_policy
@@ -74,6 +75,9 @@ class Dispatcher(EarlyRelease, JobListener):
             )
             self._policy = local_policy(self._policy, shared=True)
         self._admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
+        self._lag = LoopLag(lambda: self._admission.in_flight > 0)
+        if self._shared is None:  # (a shared pool's leader judges other processes' requests)
+            self._policy.client_lag = self._lag.within
         self.retries, self.max_retry_wait = retries, max_retry_wait
         self._admitted: dict[int, anyio.Event] = {}
         self._wake = anyio.Event()
@@ -106,9 +110,11 @@ class Dispatcher(EarlyRelease, JobListener):
         self._tg = anyio.create_task_group()
         self._stop = anyio.CancelScope()  # may be cancelled before the loop even starts
         self._stop_shared = anyio.CancelScope()
+        self._stop_lag = anyio.CancelScope()
         await self._tg.__aenter__()
         self._state = "open"
         self._tg.start_soon(self._decide_loop)
+        self._tg.start_soon(self._lag_loop)
         if self._shared is not None:
             self._tg.start_soon(self._shared_loop, self._shared)
         log.info("dispatcher started with policy %s", self._policy.describe())
@@ -133,6 +139,7 @@ class Dispatcher(EarlyRelease, JobListener):
             await self.idle()
         self._stop.cancel()
         self._stop_shared.cancel()
+        self._stop_lag.cancel()
         try:
             # the body's own exception is not the task group's: it propagates as it is, after
             # the background drains finished
@@ -359,6 +366,7 @@ class Dispatcher(EarlyRelease, JobListener):
                 self._wake = anyio.Event()
                 now = time.perf_counter()
                 for job in self._admission.release(now):
+                    self._lag.wake()
                     ev = self._admitted.get(job.jid)
                     if ev is not None:
                         ev.set()
@@ -371,12 +379,17 @@ class Dispatcher(EarlyRelease, JobListener):
                 with anyio.move_on_after(delay):
                     await self._wake.wait()
 
+    async def _lag_loop(self) -> None:
+        with self._stop_lag:
+            await self._lag.run()
+
     async def _shared_loop(self, shared: SharedPool) -> None:
         with self._stop_shared:
             await shared.run()
 
     _stop: anyio.CancelScope
     _stop_shared: anyio.CancelScope
+    _stop_lag: anyio.CancelScope
 
 
 def _cancelled(why: str) -> BaseException:

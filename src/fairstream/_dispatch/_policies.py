@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ._lag import no_lag
 from ._queue import FairQueue, Order, _length
 
 if TYPE_CHECKING:
@@ -33,6 +35,8 @@ class Policy(ABC):
     def __init__(self) -> None:
         self.interval = 0.0  # paced release: at least this long between two sends
         self._next_send = -math.inf
+        # seconds our own event loop stalled between two times (the Dispatcher measures it)
+        self.client_lag: Callable[[float, float], float] = no_lag
 
     @abstractmethod
     def limit(self) -> int:

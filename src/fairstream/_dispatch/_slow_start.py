@@ -40,6 +40,7 @@ class SlowStart:
     _waiting_len: dict[int, float]
     _running: dict[int, float]
     _late: Callable[[float, float], bool]
+    client_lag: Callable[[float, float], float]
     _unit: Callable[[], float]
 
     if TYPE_CHECKING:
@@ -69,9 +70,10 @@ class SlowStart:
         if not self.slow_start or not self._waiting or self._quickest == math.inf:
             return
         oldest = min(self._waiting.values())
+        waited = now - oldest - self.client_lag(oldest, now)  # not our own loop's stalls
         # a start that grew the batch after it was sent: the server had room, so it waits in
         # our own client (CPU, connections), not for a slot
-        if self._late(now - oldest, 4) and self._last_grew < oldest + self._quickest:
+        if self._late(waited, 4) and self._last_grew < oldest + self._quickest:
             self.slow_start = False
 
     def _held(self, sent: float, now: float) -> int:
