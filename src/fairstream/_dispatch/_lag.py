@@ -1,8 +1,8 @@
 """How long our own event loop stalled: a short timer's lateness, while requests are in flight.
 
 A policy that reads "this first token came late, so the server is full" must not count the
-time our own client could not read it: over real HTTP on a busy 2-core client the loop stalled
-for up to 40-190 ms a run (the openai SDK reading some 30 streams), and ``auto`` took those
+time our own client could not read it: over real HTTP on a busy 2-core client the loop stalls
+for 30-80 ms at a time (reading 64 streams through the openai SDK), and ``auto`` took those
 stalls for slot waits (a 64-slot server held at 12-21 in flight; ``benchmarks/matrix_cell.py``).
 """
 
