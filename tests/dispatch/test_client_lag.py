@@ -1,7 +1,7 @@
 """Our own client's stalls are no slot waits: the Dispatcher measures its event loop's lag
 (``_lag.py``) and ``auto`` takes it off a first token's wait before calling the server full.
 
-Over real HTTP on 2 cores the loop stalled 30-80 ms at a time on a 64-slot server, and ``auto``
+Over real HTTP on 2 cores the loop stalled up to 40-190 ms a run on a 64-slot server, and ``auto``
 held it at 12-21 in flight (``benchmarks/matrix_cell.py``; benchmarks/README, session 28).
 """
 
@@ -15,22 +15,17 @@ import anyio.lowlevel
 from fairstream import Auto
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._lag import LoopLag
+from fairstream._dispatch._queue import FairQueue
 
-STEP = 0.01  # seconds
-T0 = 1.0  # the 8 running requests' first tokens
+from .test_handover import STEP, T0, _at_peak
 
 
 def _late_start(stall: float) -> Auto:
-    """A continuous 8-slot server at its peak, probing; a slot ends, the next request's first
-    token comes 8 steps after its send, and our loop stalled ``stall`` seconds meanwhile."""
+    """A continuous 8-slot server at its peak (``test_handover._at_peak``), probing; a slot
+    ends, the next request's first token comes 8 steps after its send, and our loop stalled
+    ``stall`` seconds meanwhile."""
     auto = Auto()
-    auto.kind, auto.slow_start, auto.peak = "continuous", False, 8
-    auto._tpots.extend([STEP] * 4)  # the step, as finished streams showed it
-    auto._fastest[17] = 2 * STEP  # the quickest first token: 2 steps
-    running = [Job(expected_tokens=10 * (i + 1), enqueued=0.0) for i in range(8)]
-    for job in running:
-        auto.on_send(job, T0 - 2 * STEP)
-        auto.on_first_token(job, T0)
+    running = _at_peak(auto, FairQueue(), arrived=0.0)
     auto._probe = 1
     sent = T0 + 20 * STEP
     job = Job(expected_tokens=50, enqueued=0.0)
