@@ -41,6 +41,15 @@ def read_kept(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, dict[str,
     return json.loads(lines[0]), done
 
 
+def cells_of(
+    done: dict[str, dict[str, dict[str, Any]]], row: str, cell_type: type
+) -> dict[str, dict[str, Any]]:
+    """``row``'s kept workloads as cells (workload -> policy -> ``cell_type``), maybe none."""
+    return {
+        wl: {p: cell_type(**c) for p, c in cells.items()} for wl, cells in done.get(row, {}).items()
+    }
+
+
 class Resume:
     """The rows a resumable run has finished, and where to add the next."""
 
@@ -62,10 +71,7 @@ class Resume:
 
     def get(self, row: str) -> dict[str, dict[str, Any]]:
         """The workloads of ``row`` kept so far (workload -> policy -> cell), maybe none."""
-        return {
-            wl: {p: self.cell_type(**c) for p, c in cells.items()}
-            for wl, cells in self.done.get(row, {}).items()
-        }
+        return cells_of(self.done, row, self.cell_type)
 
     def add(self, row: str, workload: str, cells: dict[str, Any]) -> None:
         """Keep one finished workload of ``row`` (policy -> cell)."""

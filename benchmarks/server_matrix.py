@@ -56,7 +56,7 @@ from fairstream.sim import SimRequest, simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
 from matrix_report import TABLE, Cell, report, summary
-from matrix_resume import Resume, code_hash, read_kept
+from matrix_resume import Resume, cells_of, code_hash, read_kept
 from matrix_targets import Kind
 
 # the reference server's time scale: 0.5 runs its 20 ms model steps in 10 ms, as every published
@@ -410,15 +410,12 @@ def show(path: Path) -> int:
     names = header["workloads"].split(",")
     misses: list[str] = []
     for row in ROWS + LLAMA_ROWS:
-        if kept := {n: c for n, c in _cells(done, row.name).items() if n in names}:
-            misses += report(row, {n: kept[n] for n in names if n in kept})
+        kept = cells_of(done, row.name, Cell)
+        if shown := {n: kept[n] for n in names if n in kept}:
+            misses += report(row, shown)
     print(f"\n{len({m.split(': ')[0] for m in misses})} auto cells miss a target")
     summary()
     return 0
-
-
-def _cells(done: dict[str, dict[str, dict[str, Any]]], row: str) -> dict[str, dict[str, Cell]]:
-    return {wl: {p: Cell(**c) for p, c in cells.items()} for wl, cells in done.get(row, {}).items()}
 
 
 if __name__ == "__main__":
