@@ -3,9 +3,11 @@
 ``server_matrix.py`` says *that* a cell misses; this says *why*, run by run: per policy and
 seed, E2E p50 and makespan (model seconds), 4-step goodput, TTFT p50, the client's CPU over
 its wall time, the event loop's lag (a 2 ms timer's lateness: how late our own client reads
-what arrived), and for ``auto`` where it settled (kind, peak, limit, misses) and its starts:
-how many came later than its own "full server" threshold, and how many of those the loop's
-lag alone explains. Policies alternate within a seed, each against the same server process.
+what arrived), where E2E went (medians of the wait in our queue, the first token from the
+send, the decode) and the most streams running at once, and for ``auto`` where it settled
+(kind, peak, limit, misses) and its starts: how many came later than its own "full server"
+threshold, and how many of those the loop's lag alone explains. Policies alternate within a
+seed, each against the same server process.
 
 Run:  python benchmarks/matrix_cell.py --row cont-64 --workload poisson100 [--seeds 3]
       [--policies naive,auto] [--reps 1] [--quick]
@@ -24,7 +26,8 @@ from typing import Any
 
 import server_matrix as sm
 
-from fairstream import Auto, ReferenceServer
+from fairstream import Auto, ReferenceServer, StreamTrace
+from fairstream._dispatch._tail import most_running
 
 
 class WatchedAuto(Auto):
@@ -57,10 +60,27 @@ class LoopLag:
         return max((lag for t, lag in self.samples if a <= t <= b), default=0.0)
 
 
+def parts(traces: list[StreamTrace]) -> tuple[float, float, float]:
+    """Where E2E went, medians in ms: in our queue (send less submit), to the first token
+    (from the send), and the decode (first token to end)."""
+
+    def p50(xs: list[float]) -> float:
+        return 1e3 * statistics.median(xs) if xs else float("nan")
+
+    queue, ttft, decode = [], [], []
+    for t in traces:
+        if t.sent is not None and t.first_content is not None and t.end is not None:
+            queue.append(t.sent - (t.enqueued if t.enqueued is not None else t.sent))
+            ttft.append(t.first_content - t.sent)
+            decode.append(t.end - t.first_content)
+    return p50(queue), p50(ttft), p50(decode)
+
+
 async def one_run(
     url: str, model: str, row: sm.Row, jobs: list[sm.Job], name: str, seed: int
-) -> tuple[str, tuple[float, float, float]]:
-    """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput."""
+) -> tuple[str, tuple[float, ...]]:
+    """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput,
+    and E2E's parts (:func:`parts`)."""
     policy: str | Auto = WatchedAuto() if name == "auto" else name
     lag = LoopLag()
     monitor = asyncio.create_task(lag.run())
@@ -78,6 +98,11 @@ async def one_run(
         f"  good4 {cell.good4[-1]:6.0f}  ttft50 {cell.ttft50[-1]:6.3f}  cpu/wall {cpu / wall:4.2f}"
         f"  lag p90/max ms {1e3 * lags[int(0.9 * (len(lags) - 1))]:5.1f}/{1e3 * lags[-1]:5.1f}"
     )
+    split = parts(traces)
+    out += (
+        f"\n           E2E's parts, p50 ms: our queue {split[0]:6.1f}, first token {split[1]:6.1f},"
+        f" decode {split[2]:7.1f}; most running at once {most_running(traces)}"
+    )
     if isinstance(policy, WatchedAuto):
         late = [(a, b, th) for a, b, th in policy.starts if b - a > th]
         explained = sum(1 for a, b, th in late if b - a - lag.within(a, b) <= th)
@@ -86,11 +111,11 @@ async def one_run(
             f" misses {policy._misses}; starts late by its own threshold {len(late)} of"
             f" {len(policy.starts)}, {explained} of them within it once the loop's lag is taken off"
         )
-    return out, (cell.e2e_p50[-1], cell.makespan[-1], cell.good4[-1])
+    return out, (cell.e2e_p50[-1], cell.makespan[-1], cell.good4[-1], *split)
 
 
 async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> None:
-    runs: dict[str, list[tuple[float, float, float]]] = {p: [] for p in args.policies}
+    runs: dict[str, list[tuple[float, ...]]] = {p: [] for p in args.policies}
     for _rep in range(args.reps):
         for seed in range(args.seeds):
             jobs = sm.workload(args.workload, seed, row, args.quick)
@@ -102,13 +127,16 @@ async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> N
     base = [statistics.median(f[i] for f in runs[first]) for i in range(3)]
     print(f"\nmedians over {args.reps * args.seeds} runs, and / {first}'s:")
     x = f"{'x':>6}"
-    print(f"  {'policy':<8} {'E2E p50 s':>9} {x} {'makespan s':>10} {x} {'good4':>7} {x}")
+    print(
+        f"  {'policy':<8} {'E2E p50 s':>9} {x} {'makespan s':>10} {x} {'good4':>7} {x}"
+        f"  {'queue ms':>8} {'ttft ms':>7} {'decode ms':>9}"
+    )
     for name, figs in runs.items():
-        med = [statistics.median(f[i] for f in figs) for i in range(3)]
-        ratios = [m / b if b else float("nan") for m, b in zip(med, base, strict=True)]
+        med = [statistics.median(f[i] for f in figs) for i in range(6)]
+        ratios = [m / b if b else float("nan") for m, b in zip(med[:3], base, strict=True)]
         print(
             f"  {name:<8} {med[0]:9.3f} {ratios[0]:5.2f}x {med[1]:10.2f} {ratios[1]:5.2f}x"
-            f" {med[2]:7.0f} {ratios[2]:5.2f}x"
+            f" {med[2]:7.0f} {ratios[2]:5.2f}x  {med[3]:8.1f} {med[4]:7.1f} {med[5]:9.1f}"
         )
 
 

@@ -210,7 +210,8 @@ def test_server_matrix_stopped_midway_still_prints_its_table() -> None:
 
 
 def test_matrix_cell_smoke() -> None:
-    """One quick cell, naive and auto side by side: a line per run, auto's settling, medians."""
+    """One quick cell, naive and auto side by side: a line per run, where its E2E went, auto's
+    settling, medians."""
     lines = run_benchmark(
         "matrix_cell.py", "--row", "cont-8", "--workload", "demo", "--seeds", "1", "--quick"
     )
@@ -220,4 +221,7 @@ def test_matrix_cell_smoke() -> None:
     [settled] = [ln for ln in lines if "auto settled: " in ln]
     late, total = (int(x) for x in settled.split("threshold ")[1].split(",")[0].split(" of "))
     assert total == 16 and 0 <= late <= total  # every start of the quick demo burst
-    assert lines[-1].split()[0] == "auto" and lines[-1].endswith("x")  # the medians table
+    split = [ln for ln in lines if "E2E's parts, p50 ms: " in ln]
+    assert len(split) == 2 and all("most running at once" in ln for ln in split)
+    last = lines[-1].split()  # the medians table: policy, 3 figures and ratios, E2E's parts
+    assert last[0] == "auto" and last[2].endswith("x") and len(last) == 10
