@@ -12,9 +12,9 @@ import time
 import anyio
 import anyio.lowlevel
 
-from fairstream import Auto
+from fairstream import Auto, Dispatcher, Fixed
 from fairstream._dispatch._job import Job
-from fairstream._dispatch._lag import LoopLag
+from fairstream._dispatch._lag import LoopLag, no_lag
 from fairstream._dispatch._queue import FairQueue
 
 from .test_handover import STEP, T0, _at_peak
@@ -84,3 +84,12 @@ async def test_loop_lag_sees_a_stall_while_busy_and_sleeps_while_idle() -> None:
         while len(lag._stalls) == seen:
             await anyio.lowlevel.checkpoint()
         tg.cancel_scope.cancel()
+
+
+async def test_only_a_policy_that_reads_the_lag_gets_it_measured() -> None:
+    """``auto`` reads the loop's stalls; a fixed limit does not, and its Dispatcher runs no 5 ms
+    timer for it."""
+    async with Dispatcher(Auto()) as d:
+        assert d._measure_lag and d._policy.client_lag == d._lag.within
+    async with Dispatcher(Fixed(4)) as d:
+        assert not d._measure_lag and d._policy.client_lag is no_lag

@@ -10,8 +10,8 @@ as the server's kind allows (what waits inside the server can no longer be reord
 - kind still unknown, the running requests ending together: the next ones just in time, as
   many as the peak, 2 steps before their end (a continuous server running a burst in bands
   looks static);
-- continuous: the slots the server proved, nothing waiting, one probe above the peak; at a
-  burst's tail a slot's next request a step before its expected end (``_handover.py``);
+- continuous: the slots the server proved, nothing waiting, one probe above the peak; a
+  slot's next request a step before its expected end (``_handover.py``);
 - static (B from the detector): the next B of similar lengths just in time as a batch ends
   (a partial batch of long ones held while requests keep arriving);
 - sequential: 1.
@@ -54,6 +54,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
     """Fills the server to what it runs, holds the rest shortest-first (see ``docs/auto.md``)."""
 
     name = "auto"
+    reads_client_lag = True  # a first token late by our own stalls is no slot wait
 
     def __init__(
         self,
@@ -121,7 +122,6 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self._ends: deque[float] = deque(maxlen=64)  # when recent streams ended
         self._brief: deque[float] = deque(maxlen=64)  # first tokens of one-chunk answers
         self._now = 0.0  # the last admission's clock (:meth:`_due_slots`)
-        self._arrived = -math.inf  # the latest arrival then (:meth:`_handovers`: a tail)
         self._started_sent = -math.inf  # the latest send of a request that started
         self._full_seen = 0  # slow start: what ran while one sent with them waited it out
         self._overshot: deque[float] = deque(maxlen=64)  # sends above the peak (no handover)
@@ -207,7 +207,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         longest (or of 16 tokens), so short requests are not stretched to a long one's length.
         Continuous: see :meth:`_admit_critical_first`."""
         self._waited_out(now)
-        self._now, self._arrived = now, queue.newest
+        self._now = now
         if self.order != "shortest":
             return super().admit(queue, in_flight, now)
         if not self._wave.sized and len(queue):

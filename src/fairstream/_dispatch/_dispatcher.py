@@ -76,7 +76,10 @@ class Dispatcher(EarlyRelease, JobListener):
             self._policy = local_policy(self._policy, shared=True)
         self._admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
         self._lag = LoopLag(lambda: self._admission.in_flight > 0)
-        if self._shared is None:  # (a shared pool's leader judges other processes' requests)
+        # only for a policy that reads it, and not in a shared pool (its leader judges other
+        # processes' requests)
+        self._measure_lag = self._shared is None and self._policy.reads_client_lag
+        if self._measure_lag:
             self._policy.client_lag = self._lag.within
         self.retries, self.max_retry_wait = retries, max_retry_wait
         self._admitted: dict[int, anyio.Event] = {}
@@ -114,7 +117,8 @@ class Dispatcher(EarlyRelease, JobListener):
         await self._tg.__aenter__()
         self._state = "open"
         self._tg.start_soon(self._decide_loop)
-        self._tg.start_soon(self._lag_loop)
+        if self._measure_lag:
+            self._tg.start_soon(self._lag_loop)
         if self._shared is not None:
             self._tg.start_soon(self._shared_loop, self._shared)
         log.info("dispatcher started with policy %s", self._policy.describe())

@@ -31,6 +31,7 @@ class Policy(ABC):
 
     name = "policy"
     order: Order = "shortest"
+    reads_client_lag = False  # True: the Dispatcher measures its loop's stalls for it
 
     def __init__(self) -> None:
         self.interval = 0.0  # paced release: at least this long between two sends

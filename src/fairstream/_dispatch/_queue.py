@@ -27,7 +27,6 @@ class FairQueue:
         self.max_reorder_wait = max_reorder_wait
         self._keys: OrderedDict[Any, list[Job]] = OrderedDict()
         self._n = 0
-        self.newest = -math.inf  # the latest arrival's enqueue time (a burst's tail: long ago)
 
     def __len__(self) -> int:
         return self._n
@@ -39,7 +38,6 @@ class FairQueue:
     def push(self, job: Job) -> None:
         self._keys.setdefault(job.key, []).append(job)
         self._n += 1
-        self.newest = max(self.newest, job.enqueued)
 
     def push_front(self, job: Job) -> None:
         """Put back a job taken but not sent; its key gets the next turn."""
