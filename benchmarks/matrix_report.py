@@ -97,7 +97,7 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
             continue
         orc = naive.med("oracle")
         print(f"\n{row.name} / {wl}" + (f"  (oracle makespan {orc:.2f} s)" if orc == orc else ""))
-        print(f"  {'policy':<14} {'span/naive':>10} {'short x':>8} {'long x':>7} "
+        print(f"  {'policy':<14} {'span/naive':>10} {'e2e/naive':>9} {'short x':>8} {'long x':>7} "
               f"{'good4/best':>10} {'good.5/best':>11} {'ttft p50':>9} {'ttft p99':>9} "
               f"{'span/orc':>8}")  # fmt: skip
         for policy, c in cells.items():
@@ -111,6 +111,7 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
             )
             print(
                 f"  {policy:<14} {c.med('makespan') / naive.med('makespan'):>10.3f}"
+                f" {c.med('e2e_p50') / naive.med('e2e_p50'):>9.3f}"
                 f" {naive.med('short_p50') / c.med('short_p50'):>8.2f}"
                 f" {naive.med('long_p50') / c.med('long_p50'):>7.2f} {g4:>10.3f} {g5:>11.3f}"
                 f" {c.med('ttft50') * 1e3:>7.0f}ms {c.med('ttft99') * 1e3:>7.0f}ms"
