@@ -74,10 +74,10 @@ def test_server_matrix_smoke() -> None:
         )  # fmt: skip
     finally:
         del os.environ["FAIRSTREAM_MATRIX_SCALE"]
-    rows = [ln.split() for ln in lines if ln.startswith("  ") and len(ln.split()) == 9]
+    rows = [ln.split() for ln in lines if ln.startswith("  ") and len(ln.split()) == 10]
     table = [cells for cells in rows if cells[1] != "vs"]  # not the verdict line
     assert [cells[0] for cells in table] == ["naive", "sorted", "best-fixed", "auto", "auto-warm"]
-    assert float(table[0][1]) == 1.0  # makespan over naive's: naive's own is 1
+    assert float(table[0][1]) == float(table[0][2]) == 1.0  # makespan, E2E over naive's own
     verdict = "  auto vs the better of naive and sorted, and its targets:"
     assert any(ln.startswith(verdict) for ln in lines)
     checks = next(ln for ln in lines if ln.startswith("    span/better "))
