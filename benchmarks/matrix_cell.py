@@ -9,8 +9,12 @@ send, the decode) and the most streams running at once, and for ``auto`` where i
 threshold, and how many of those the loop's lag alone explains. Policies alternate within a
 seed, each against the same server process.
 
+``--sends N`` prints every N-th of ``auto``'s sends with what it saw then: slow start or the
+kind, its peak, slow start's offer, the probe, slots due within a step (handovers), how many
+run and how many wait for a first token.
+
 Run:  python benchmarks/matrix_cell.py --row cont-64 --workload poisson100 [--seeds 3]
-      [--policies naive,auto] [--reps 1] [--quick]
+      [--policies naive,auto] [--reps 1] [--quick] [--sends 4]
 Exits 0.
 """
 
@@ -31,11 +35,25 @@ from fairstream._dispatch._tail import most_running
 
 
 class WatchedAuto(Auto):
-    """``auto`` that keeps its starts: (sent, first token, its late threshold then)."""
+    """``auto`` that keeps its starts: (sent, first token, its late threshold then), and what
+    it saw at each send (``--sends``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.starts: list[tuple[float, float, float]] = []
+        self.sends: list[str] = []
+        self._t0: float | None = None
+
+    def on_send(self, job: Any, now: float) -> None:
+        self._t0 = now if self._t0 is None else self._t0
+        due = self._handovers()
+        super().on_send(job, now)
+        self.sends.append(
+            f"    {now - self._t0:6.3f} s  {'slow start' if self.slow_start else self.kind:<10}"
+            f" peak {self.peak:3d} offer {self._offer:3d} probe {self._probe} handovers {due:2d}"
+            f"  running {self.running:3d} waiting {len(self._waiting):3d}"
+            f"  length {job.expected_tokens}"
+        )
 
     def on_first_token(self, job: Any, now: float) -> None:
         sent = self._waiting.get(job.jid)
@@ -77,7 +95,7 @@ def parts(traces: list[StreamTrace]) -> tuple[float, float, float]:
 
 
 async def one_run(
-    url: str, model: str, row: sm.Row, jobs: list[sm.Job], name: str, seed: int
+    url: str, model: str, row: sm.Row, jobs: list[sm.Job], name: str, seed: int, sends: int = 0
 ) -> tuple[str, tuple[float, ...]]:
     """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput,
     and E2E's parts (:func:`parts`)."""
@@ -111,6 +129,8 @@ async def one_run(
             f" misses {policy._misses}; starts late by its own threshold {len(late)} of"
             f" {len(policy.starts)}, {explained} of them within it once the loop's lag is taken off"
         )
+        if sends:  # every n-th send: what auto saw then (waiting: sent, no first token yet)
+            out += "\n" + "\n".join(policy.sends[::sends])
     return out, (cell.e2e_p50[-1], cell.makespan[-1], cell.good4[-1], *split)
 
 
@@ -120,7 +140,7 @@ async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> N
         for seed in range(args.seeds):
             jobs = sm.workload(args.workload, seed, row, args.quick)
             for name in args.policies:
-                text, figures = await one_run(url, model, row, jobs, name, seed)
+                text, figures = await one_run(url, model, row, jobs, name, seed, args.sends)
                 print(text, flush=True)
                 runs[name].append(figures)
     first = args.policies[0]
@@ -148,6 +168,7 @@ if __name__ == "__main__":
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="half-size workload")
+    ap.add_argument("--sends", type=int, default=0, help="print auto's every N-th send")
     a = ap.parse_args()
     r = next(r for r in sm.ROWS if r.name == a.row)
     assert r.config is not None

@@ -213,14 +213,17 @@ def test_matrix_cell_smoke() -> None:
     """One quick cell, naive and auto side by side: a line per run, where its E2E went, auto's
     settling, medians."""
     lines = run_benchmark(
-        "matrix_cell.py", "--row", "cont-8", "--workload", "demo", "--seeds", "1", "--quick"
-    )
+        "matrix_cell.py", "--row", "cont-8", "--workload", "demo", "--seeds", "1", "--quick",
+        "--sends", "4",
+    )  # fmt: skip
     runs = {ln.split()[0]: ln for ln in lines if ln.startswith(("naive ", "auto "))}
     assert set(runs) == {"naive", "auto"}
     assert all("cpu/wall" in ln and "lag p90/max ms" in ln for ln in runs.values())
     [settled] = [ln for ln in lines if "auto settled: " in ln]
     late, total = (int(x) for x in settled.split("threshold ")[1].split(",")[0].split(" of "))
     assert total == 16 and 0 <= late <= total  # every start of the quick demo burst
+    sends = [ln for ln in lines if " handovers " in ln and " waiting " in ln]
+    assert len(sends) == 4  # every 4th of its 16 sends
     split = [ln for ln in lines if "E2E's parts, p50 ms: " in ln]
     assert len(split) == 2 and all("most running at once" in ln for ln in split)
     last = lines[-1].split()  # the medians table: policy, 3 figures and ratios, E2E's parts
