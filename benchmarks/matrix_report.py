@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from matrix_targets import Check, checks
+from matrix_targets import Check, checks, paired
 
 from fairstream import StreamTrace
 
@@ -71,12 +71,16 @@ def frontier(cells: dict[str, Cell]) -> None:
     """The sweep's fixed concurrencies against two targets at once: makespan over the better
     of naive and sorted, and 4-step goodput over the best fixed (can any meet both?)."""
     best, sweep = cells.get("best-fixed"), [p for p in cells if p.startswith("fixed:")]
-    better = min((cells[p].med("makespan") for p in ("naive", "sorted") if p in cells), default=0)
+    spans = [cells[p].makespan for p in ("naive", "sorted") if p in cells]
+    if len({len(s) for s in spans}) == 1:  # per seed, the better of the two
+        better = [min(seed) for seed in zip(*spans, strict=True)]
+    else:  # a seed missing from one: their medians (paired() then takes medians)
+        better = [min(statistics.median(s) for s in spans if s)] if any(spans) else []
     if best is None or not sweep or not better or not best.med("good4"):
         return
     parts, both = [], []
     for p in sorted(sweep, key=lambda p: int(p.removeprefix("fixed:"))):
-        span, good = cells[p].med("makespan") / better, cells[p].med("good4") / best.med("good4")
+        span, good = paired(cells[p].makespan, better), paired(cells[p].good4, best.good4)
         parts.append(f"{p.removeprefix('fixed:')}: {span:.2f}/{good:.2f}")
         if span <= 1.05 and good >= 0.95:
             both.append(p)
@@ -103,19 +107,15 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
         for policy, c in cells.items():
             if policy.startswith("fixed:"):
                 continue  # the sweep: one line below
-            g4 = c.med("good4") / best.med("good4") if best and best.med("good4") else float("nan")
-            g5 = (
-                c.med("good05") / best.med("good05")
-                if best and best.med("good05")
-                else float("nan")
-            )
+            g4 = paired(c.good4, best.good4) if best else float("nan")
+            g5 = paired(c.good05, best.good05) if best else float("nan")
             print(
-                f"  {policy:<14} {c.med('makespan') / naive.med('makespan'):>10.3f}"
-                f" {c.med('e2e_p50') / naive.med('e2e_p50'):>9.3f}"
-                f" {naive.med('short_p50') / c.med('short_p50'):>8.2f}"
-                f" {naive.med('long_p50') / c.med('long_p50'):>7.2f} {g4:>10.3f} {g5:>11.3f}"
+                f"  {policy:<14} {paired(c.makespan, naive.makespan):>10.3f}"
+                f" {paired(c.e2e_p50, naive.e2e_p50):>9.3f}"
+                f" {paired(naive.short_p50, c.short_p50):>8.2f}"
+                f" {paired(naive.long_p50, c.long_p50):>7.2f} {g4:>10.3f} {g5:>11.3f}"
                 f" {c.med('ttft50') * 1e3:>7.0f}ms {c.med('ttft99') * 1e3:>7.0f}ms"
-                f" {c.med('makespan') / orc if orc == orc else float('nan'):>8.3f}"
+                f" {paired(c.makespan, naive.oracle):>8.3f}"
                 + (f"  ({c.errors} failed)" if c.errors else "")
             )
         frontier(cells)

@@ -6,28 +6,34 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from matrix_targets import checks
 
 
 @dataclass
-class Med:
-    """A cell's medians, as ``server_matrix.Cell.med`` gives them."""
+class Runs:
+    """A cell's per-seed values, as ``matrix_report.Cell`` keeps them (one list per measure)."""
 
-    values: dict[str, float] = field(default_factory=dict)
+    values: dict[str, list[float]] = field(default_factory=dict)
 
-    def med(self, name: str) -> float:
-        return self.values[name]
-
-
-def cell(**kw: float) -> Med:
-    base = {"makespan": 10.0, "good4": 100.0, "e2e_p50": 2.0, "short_p50": 1.0}
-    base.update({"ttft50": 0.05, "ttft99": 0.5, "oracle": 9.5})
-    return Med({**base, **kw})
+    def __getattr__(self, name: str) -> list[float]:
+        try:
+            return self.__dict__["values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
-def by_name(kind: str, workload: str, **cells: Med) -> dict[str, tuple[float, bool]]:
+def cell(**kw: float | list[float]) -> Runs:
+    """One seed's values unless a measure is given as a list (one value per seed)."""
+    base: dict[str, float | list[float]] = {"makespan": 10.0, "good4": 100.0, "e2e_p50": 2.0}
+    base.update({"short_p50": 1.0, "ttft50": 0.05, "ttft99": 0.5, "oracle": 9.5})
+    return Runs({k: v if isinstance(v, list) else [v] for k, v in {**base, **kw}.items()})
+
+
+def by_name(kind: str, workload: str, **cells: Runs) -> dict[str, tuple[float, bool]]:
     return {c.name: (c.value, c.ok) for c in checks(kind, workload, cells, 0.02)}  # type: ignore[arg-type]
 
 
@@ -90,3 +96,36 @@ def test_continuous_targets() -> None:
     assert ttft.naive == 0.044 / 0.02 and "naive 2.200" in str(ttft)
     assert not ttft.ok  # naive's floor is shown beside it, not judged: auto's 2.5 steps miss
     assert "short x" not in got and "span/oracle" not in got
+
+
+def test_a_ratio_is_the_median_of_each_seeds_own_ratio() -> None:
+    # seeds are different workloads: auto's median (3.6) over naive's (seed 2's 3.0) reads 1.2x,
+    # yet per seed auto reads 0.9x, 1.0x and 1.2x naive's: a median of 1.0x
+    naive, auto = [4.0, 2.0, 3.0], [3.6, 2.0, 3.6]
+    got = by_name(
+        "sequential",
+        "poisson150",
+        naive=cell(e2e_p50=naive, makespan=[10.0] * 3),
+        sorted=cell(e2e_p50=[9.0] * 3, makespan=[10.0] * 3),
+        auto=cell(e2e_p50=auto, makespan=[10.0] * 3),
+    )
+    assert got["e2e/better"] == (1.0, True)
+    worse = by_name(
+        "sequential",
+        "poisson150",
+        naive=cell(e2e_p50=naive),
+        sorted=cell(e2e_p50=[9.0] * 3),
+        auto=cell(e2e_p50=[4.4, 2.2, 3.3]),
+    )
+    assert worse["e2e/better"] == (pytest.approx(1.1), False)
+
+
+def test_a_seed_missing_from_one_policy_falls_back_to_the_ratio_of_medians() -> None:
+    got = by_name(
+        "sequential",
+        "burst160",
+        naive=cell(makespan=[10.0, 12.0, 14.0]),
+        sorted=cell(makespan=[11.0, 13.0, 15.0]),
+        auto=cell(makespan=[12.0, 13.0]),
+    )
+    assert got["span/better"] == (pytest.approx(12.5 / 12.0), True)
