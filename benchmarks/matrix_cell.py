@@ -38,8 +38,8 @@ class WatchedAuto(Auto):
     """``auto`` that keeps its starts: (sent, first token, its late threshold then), and what
     it saw at each send (``--sends``)."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self.starts: list[tuple[float, float, float]] = []
         self.sends: list[str] = []
         self._t0: float | None = None
@@ -99,7 +99,11 @@ async def one_run(
 ) -> tuple[str, tuple[float, ...]]:
     """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput,
     and E2E's parts (:func:`parts`)."""
-    policy: str | Auto = WatchedAuto() if name == "auto" else name
+    policy: str | Auto = name
+    if name == "auto":
+        policy = WatchedAuto()
+    elif name == "auto-no-handover":  # as in server_matrix.py: no slot's next request ahead
+        policy = WatchedAuto(handover=0)
     lag = LoopLag()
     monitor = asyncio.create_task(lag.run())
     c0, w0 = time.process_time(), time.perf_counter()
