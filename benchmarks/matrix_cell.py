@@ -9,12 +9,16 @@ send, the decode) and the most streams running at once, and for ``auto`` where i
 threshold, and how many of those the loop's lag alone explains. Policies alternate within a
 seed, each against the same server process.
 
+``--slices`` prints each run's requests by when they were sent (model seconds from the first
+submit): how many, the others in flight at their sends, TTFT p50 and the share of their tokens
+on time at the 4-step SLO: where in a burst a policy keeps requests waiting at the server.
+
 ``--sends N`` prints every N-th of ``auto``'s sends with what it saw then: slow start or the
 kind, its peak, slow start's offer, the probe, slots due within a step (handovers), how many
 run and how many wait for a first token.
 
 Run:  python benchmarks/matrix_cell.py --row cont-64 --workload poisson100 [--seeds 3]
-      [--policies naive,auto] [--reps 1] [--quick] [--sends 4]
+      [--policies naive,auto] [--reps 1] [--quick] [--sends 4] [--slices]
 Exits 0.
 """
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import statistics
 import sys
 import time
@@ -78,6 +83,34 @@ class LoopLag:
         return max((lag for t, lag in self.samples if a <= t <= b), default=0.0)
 
 
+EDGES = (0.0, 0.2, 0.5, 1.0, 2.0, 4.0, 6.0, 10.0, float("inf"))  # model s from the first submit
+
+
+def slices(traces: list[StreamTrace], row: sm.Row) -> str:
+    """By when requests were sent (model s from the first submit): how many, the median of
+    the others in flight at each send, TTFT p50 (ms, wall), and the share of their tokens
+    whose request met the 4-step TTFT SLO."""
+    ok = [t for t in traces if t.sent is not None and t.ttft is not None and t.end is not None]
+    if not ok:
+        return ""
+    t0 = min(t.enqueued if t.enqueued is not None else t.sent or 0.0 for t in ok)
+    slo = 4 * row.step * row.scale
+    lines = []
+    for a, b in itertools.pairwise(EDGES):
+        cut = [t for t in ok if a <= ((t.sent or 0.0) - t0) / row.scale < b]
+        if not cut:
+            continue
+        ahead = statistics.median(
+            sum(1 for u in ok if (u.sent or 0.0) < (t.sent or 0.0) < (u.end or 0.0)) for t in cut
+        )
+        tokens = sum(t.output_tokens for t in cut) or 1
+        on_time = sum(t.output_tokens for t in cut if (t.ttft or 0.0) <= slo) / tokens
+        ttft = 1e3 * statistics.median(t.ttft or 0.0 for t in cut)
+        lines.append(f"{a:g}-{b:g} s: {len(cut):3d} sent, {ahead:4.1f} in flight,"
+                     f" ttft {ttft:4.0f} ms, on time {on_time:4.2f}")  # fmt: skip
+    return "\n           sent at " + "\n                   ".join(lines)
+
+
 def parts(traces: list[StreamTrace]) -> tuple[float, float, float]:
     """Where E2E went, medians in ms: in our queue (send less submit), to the first token
     (from the send), and the decode (first token to end)."""
@@ -95,7 +128,14 @@ def parts(traces: list[StreamTrace]) -> tuple[float, float, float]:
 
 
 async def one_run(
-    url: str, model: str, row: sm.Row, jobs: list[sm.Job], name: str, seed: int, sends: int = 0
+    url: str,
+    model: str,
+    row: sm.Row,
+    jobs: list[sm.Job],
+    name: str,
+    seed: int,
+    sends: int = 0,
+    by_send: bool = False,
 ) -> tuple[str, tuple[float, ...]]:
     """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput,
     and E2E's parts (:func:`parts`)."""
@@ -125,6 +165,8 @@ async def one_run(
         f"\n           E2E's parts, p50 ms: our queue {split[0]:6.1f}, first token {split[1]:6.1f},"
         f" decode {split[2]:7.1f}; most running at once {most_running(traces)}"
     )
+    if by_send:
+        out += slices(traces, row)
     if isinstance(policy, WatchedAuto):
         late = [(a, b, th) for a, b, th in policy.starts if b - a > th]
         explained = sum(1 for a, b, th in late if b - a - lag.within(a, b) <= th)
@@ -144,12 +186,14 @@ async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> N
         for seed in range(args.seeds):
             jobs = sm.workload(args.workload, seed, row, args.quick)
             for name in args.policies:
-                text, figures = await one_run(url, model, row, jobs, name, seed, args.sends)
+                text, figures = await one_run(
+                    url, model, row, jobs, name, seed, args.sends, args.slices
+                )
                 print(text, flush=True)
                 runs[name].append(figures)
     first = args.policies[0]
-    base = [statistics.median(f[i] for f in runs[first]) for i in range(3)]
-    print(f"\nmedians over {args.reps * args.seeds} runs, and / {first}'s:")
+    print(f"\nmedians over {args.reps * args.seeds} runs, and the median of each run's ratio"
+          f" to {first}'s in the same seed and round:")  # fmt: skip
     x = f"{'x':>6}"
     print(
         f"  {'policy':<8} {'E2E p50 s':>9} {x} {'makespan s':>10} {x} {'good4':>7} {x}"
@@ -157,7 +201,13 @@ async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> N
     )
     for name, figs in runs.items():
         med = [statistics.median(f[i] for f in figs) for i in range(6)]
-        ratios = [m / b if b else float("nan") for m, b in zip(med[:3], base, strict=True)]
+        ratios = [
+            statistics.median(
+                a[i] / b[i] if b[i] else float("nan")
+                for a, b in zip(figs, runs[first], strict=True)
+            )
+            for i in range(3)
+        ]
         print(
             f"  {name:<8} {med[0]:9.3f} {ratios[0]:5.2f}x {med[1]:10.2f} {ratios[1]:5.2f}x"
             f" {med[2]:7.0f} {ratios[2]:5.2f}x  {med[3]:8.1f} {med[4]:7.1f} {med[5]:9.1f}"
@@ -173,6 +223,7 @@ if __name__ == "__main__":
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="half-size workload")
     ap.add_argument("--sends", type=int, default=0, help="print auto's every N-th send")
+    ap.add_argument("--slices", action="store_true", help="each run by when requests were sent")
     a = ap.parse_args()
     r = next(r for r in sm.ROWS if r.name == a.row)
     assert r.config is not None

@@ -214,7 +214,7 @@ def test_matrix_cell_smoke() -> None:
     settling, medians."""
     lines = run_benchmark(
         "matrix_cell.py", "--row", "cont-8", "--workload", "demo", "--seeds", "1", "--quick",
-        "--sends", "4",
+        "--sends", "4", "--slices",
     )  # fmt: skip
     runs = {ln.split()[0]: ln for ln in lines if ln.startswith(("naive ", "auto "))}
     assert set(runs) == {"naive", "auto"}
@@ -224,6 +224,8 @@ def test_matrix_cell_smoke() -> None:
     assert total == 16 and 0 <= late <= total  # every start of the quick demo burst
     sends = [ln for ln in lines if " handovers " in ln and " waiting " in ln]
     assert len(sends) == 4  # every 4th of its 16 sends
+    sliced = [ln for ln in lines if " sent, " in ln and " on time " in ln]
+    assert sum(int(ln.split(" s: ")[1].split()[0]) for ln in sliced) == 32  # each run's 16
     split = [ln for ln in lines if "E2E's parts, p50 ms: " in ln]
     assert len(split) == 2 and all("most running at once" in ln for ln in split)
     last = lines[-1].split()  # the medians table: policy, 3 figures and ratios, E2E's parts
