@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from matrix_targets import Check, checks, paired
+from matrix_targets import Check, better_of, checks, paired
 
 from fairstream import StreamTrace
 
@@ -72,10 +72,7 @@ def frontier(cells: dict[str, Cell]) -> None:
     of naive and sorted, and 4-step goodput over the best fixed (can any meet both?)."""
     best, sweep = cells.get("best-fixed"), [p for p in cells if p.startswith("fixed:")]
     spans = [cells[p].makespan for p in ("naive", "sorted") if p in cells]
-    if len({len(s) for s in spans}) == 1:  # per seed, the better of the two
-        better = [min(seed) for seed in zip(*spans, strict=True)]
-    else:  # a seed missing from one: their medians (paired() then takes medians)
-        better = [min(statistics.median(s) for s in spans if s)] if any(spans) else []
+    better = better_of(*spans) if len(spans) == 2 else (spans[0] if spans else [])
     if best is None or not sweep or not better or not best.med("good4"):
         return
     parts, both = [], []

@@ -67,6 +67,14 @@ def paired(num: list[float], den: list[float]) -> float:
     return statistics.median(_ratio(a, b) for a, b in zip(num, den, strict=True))
 
 
+def better_of(a: list[float], b: list[float], pick: Any = min) -> list[float]:
+    """Per seed, the better of two policies' values (if a seed is missing from either: the
+    better of their medians, one value, so :func:`paired` takes medians)."""
+    if len(a) == len(b):
+        return [pick(x, y) for x, y in zip(a, b, strict=True)]
+    return [pick(statistics.median(a), statistics.median(b))] if a and b else []
+
+
 def checks(kind: Kind, workload: str, cells: dict[str, Any], step: float) -> list[Check]:
     """The targets of ``auto``'s cell (``cells`` maps policy -> Cell, whose fields list one
     value per seed; ``step`` model s)."""
@@ -79,12 +87,7 @@ def checks(kind: Kind, workload: str, cells: dict[str, Any], step: float) -> lis
         return list(getattr(cell, name))
 
     def better(name: str, pick: Any = min) -> list[float]:
-        """Per seed, the better of naive's and sorted's ``name`` (if a seed is missing from
-        either: the better of their medians, so ``paired`` takes medians)."""
-        a, b = runs(naive, name), runs(sorted_, name)
-        if len(a) == len(b):
-            return [pick(x, y) for x, y in zip(a, b, strict=True)]
-        return [pick(statistics.median(a), statistics.median(b))] if a and b else []
+        return better_of(runs(naive, name), runs(sorted_, name), pick)
 
     def vs_better(name: str, pick: Any = min) -> float:
         return paired(runs(auto, name), better(name, pick))
