@@ -20,9 +20,10 @@ CASES = [
 async def test_probe_tells_the_mode(mode: str, preset: str, tpc: int) -> None:
     cfg = config(mode, preset, tpc)
     recorder = Recorder()
-    # the server in its own process, as a real one is: in-process, the client's chunk handling
-    # shares the server's loop and a busy CI host stretched admissions into false prefill stalls
-    with ReferenceServer.in_subprocess(cfg) as server:
+    # the server on its own loop (a thread): on the test's loop the client's chunk handling
+    # delayed its steps, and a busy CI host stretched admissions into false prefill stalls (a
+    # subprocess per case cured that too, but its CPU slowed the other worker's timing tests)
+    with ReferenceServer.in_thread(cfg) as server:
         report = await probe(server.base_url, cfg.model, recorder=recorder)
     assert answer(report.verdict, report.release, report.prefill_stalls) == mode, report.evidence
     assert report.confidence >= 0.8
