@@ -57,7 +57,11 @@ class Cell:
         self.ttft99.append(ttft[min(len(ttft) - 1, int(0.99 * len(ttft)))] / row.scale)
 
     def take_last(self, other: Cell) -> None:
-        """Append ``other``'s latest run (one seed of a swept fixed concurrency)."""
+        """Append ``other``'s latest run (one seed of a swept fixed concurrency), and its
+        failures: before session 33 the sweep's cells printed none."""
+        self.errors += other.errors
+        if not other.makespan:  # every request of that run failed
+            return
         for f in ("makespan", "short_p50", "e2e_p50", "long_p50", "good4", "good05", "ttft50",
                   "ttft99"):  # fmt: skip
             getattr(self, f).append(getattr(other, f)[-1])

@@ -277,7 +277,8 @@ async def run_row(
                     sweep[c].add(await run_cell(base_url, model, row, jobs, f"fixed:{c}", seed),
                                  row, jobs)  # fmt: skip
                     cells.setdefault(f"fixed:{c}", Cell()).take_last(sweep[c])  # the frontier
-            best = max(sweep, key=lambda c: sweep[c].good4[-1]) if sweep else None
+            ran = [c for c in sweep if sweep[c].good4]
+            best = max(ran, key=lambda c: sweep[c].good4[-1]) if ran else None
             seen: list[StreamTrace] = []
             for policy in policies:
                 if policy == "waves" and not row.batch:
@@ -325,7 +326,9 @@ def run_server(
             return asyncio.run(run_row(row, handle.base_url, model, names, policies, args, keep))
     from llama_server import MODEL_NAME, LlamaServer
 
-    with LlamaServer(slots=row.llama_slots) as server:
+    # the prefill mix's prompts run to 600 words, 2 tokens a word: 1024 tokens a slot refused
+    # the longest third (session 33), so each slot gets 2048
+    with LlamaServer(slots=row.llama_slots, ctx_per_slot=2048) as server:
         return asyncio.run(run_row(row, server.base_url, MODEL_NAME, names, policies, args, keep))
 
 
