@@ -19,6 +19,7 @@ run and how many wait for a first token.
 
 Run:  python benchmarks/matrix_cell.py --row cont-64 --workload poisson100 [--seeds 3]
       [--policies naive,auto] [--reps 1] [--quick] [--sends 4] [--slices]
+(``--row llama-np4`` and the other llama rows: llama.cpp's server, ``llama_server.py build``.)
 Exits 0.
 """
 
@@ -35,7 +36,7 @@ from typing import Any
 
 import server_matrix as sm
 
-from fairstream import Auto, ReferenceServer, StreamTrace
+from fairstream import Auto, StreamTrace
 from fairstream._dispatch._tail import most_running
 
 
@@ -216,7 +217,8 @@ async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> N
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--row", default="cont-64", choices=[r.name for r in sm.ROWS])
+    rows = sm.ROWS + sm.LLAMA_ROWS  # llama-*: llama.cpp's server (llama_server.py build)
+    ap.add_argument("--row", default="cont-64", choices=[r.name for r in rows])
     ap.add_argument("--workload", default="poisson100")
     ap.add_argument("--policies", default="naive,auto", type=lambda s: s.split(","))
     ap.add_argument("--seeds", type=int, default=3)
@@ -225,9 +227,8 @@ if __name__ == "__main__":
     ap.add_argument("--sends", type=int, default=0, help="print auto's every N-th send")
     ap.add_argument("--slices", action="store_true", help="each run by when requests were sent")
     a = ap.parse_args()
-    r = next(r for r in sm.ROWS if r.name == a.row)
-    assert r.config is not None
-    print(f"{r.name} / {a.workload}, time scale {sm.SCALE}, policies {','.join(a.policies)}")
-    with ReferenceServer.in_subprocess(r.config) as handle:
-        asyncio.run(main(a, handle.base_url, r.config.model, r))
+    r = next(r for r in rows if r.name == a.row)
+    print(f"{r.name} / {a.workload}, time scale {r.scale}, policies {','.join(a.policies)}")
+    with sm.serve(r) as (url, model):
+        asyncio.run(main(a, url, model, r))
     sys.exit(0)

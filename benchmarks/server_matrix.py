@@ -40,7 +40,8 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -316,20 +317,27 @@ async def run_row(
     return out
 
 
-def run_server(
-    row: Row, names: list[str], policies: list[str], args: Any, keep: Keep | None = None
-) -> dict[str, Any]:
-    """Start the row's server in its own process and run every workload and policy on it."""
+@contextmanager
+def serve(row: Row) -> Iterator[tuple[str, str]]:
+    """The row's server in its own process, for as long as the block runs: (base URL, model)."""
     if row.config is not None:
         with ReferenceServer.in_subprocess(row.config) as handle:
-            model = row.config.model
-            return asyncio.run(run_row(row, handle.base_url, model, names, policies, args, keep))
+            yield handle.base_url, row.config.model
+        return
     from llama_server import MODEL_NAME, LlamaServer
 
     # the prefill mix's prompts run to 600 words, 2 tokens a word: 1024 tokens a slot refused
     # the longest third (session 33), so each slot gets 2048
     with LlamaServer(slots=row.llama_slots, ctx_per_slot=2048) as server:
-        return asyncio.run(run_row(row, server.base_url, MODEL_NAME, names, policies, args, keep))
+        yield server.base_url, MODEL_NAME
+
+
+def run_server(
+    row: Row, names: list[str], policies: list[str], args: Any, keep: Keep | None = None
+) -> dict[str, Any]:
+    """Start the row's server in its own process and run every workload and policy on it."""
+    with serve(row) as (url, model):
+        return asyncio.run(run_row(row, url, model, names, policies, args, keep))
 
 
 def main(argv: list[str] | None = None) -> int:
