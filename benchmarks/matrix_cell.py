@@ -13,6 +13,9 @@ seed, each against the same server process.
 submit): how many, the others in flight at their sends, TTFT p50 and the share of their tokens
 on time at the 4-step SLO: where in a burst a policy keeps requests waiting at the server.
 
+Besides the matrix's policies, ``auto-any-pause`` is ``auto`` with its long-first rule as it
+was until session 34 (at any 4-step pause in arrivals, not only at a burst's tail).
+
 ``--sends N`` prints every N-th of ``auto``'s sends with what it saw then: slow start or the
 kind, its peak, slow start's offer, the probe, slots due within a step (handovers), how many
 run and how many wait for a first token.
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import math
 import statistics
 import sys
 import time
@@ -37,7 +41,7 @@ from typing import Any
 import server_matrix as sm
 
 from fairstream import Auto, StreamTrace
-from fairstream._dispatch._tail import most_running
+from fairstream._dispatch._tail import critical_first, most_running
 
 
 class WatchedAuto(Auto):
@@ -66,6 +70,15 @@ class WatchedAuto(Auto):
         if sent is not None:
             self.starts.append((sent, now, self._quickest + 3 * self._unit()))
         super().on_first_token(job, now)
+
+
+class AnyPauseAuto(WatchedAuto):
+    """``auto`` as it was until session 34, side by side with today's: the long-first rule of
+    a burst's tail fires at any pause of 4 steps in arrivals (an open loop's too)."""
+
+    def _admit_critical_first(self, queue: Any, in_flight: int, now: float) -> list[Any]:
+        room = self.limit() - in_flight
+        return critical_first(queue, room, now, self.peak, 4 * self._unit(), math.inf)
 
 
 @dataclass
@@ -143,6 +156,8 @@ async def one_run(
     policy: str | Auto = name
     if name == "auto":
         policy = WatchedAuto()
+    elif name == "auto-any-pause":  # the burst-tail rule as before session 34
+        policy = AnyPauseAuto()
     elif name == "auto-no-handover":  # as in server_matrix.py: no slot's next request ahead
         policy = WatchedAuto(handover=0)
     lag = LoopLag()
