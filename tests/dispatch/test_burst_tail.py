@@ -1,5 +1,6 @@
 """The long-first rule for a burst's tail fires at a burst's tail only, not in an open loop's
-pauses (session 34: on llama.cpp's 4 slots at 100% load it tripled E2E p50)."""
+pauses (session 34: on llama.cpp's 4 slots at 100% load, firing at every pause tripled E2E
+p50)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def test_a_pause_in_open_loop_arrivals_keeps_shortest_first() -> None:
     q = queue_of([(0.0, 8), (0.2, 8), (0.4, 8), (0.6, 200)])
     out = critical_first(q, room=2, now=1.0, slots=4, quiet=0.1)
     assert [j.expected_tokens for j in out] == [8, 8]
+
+
+def test_arrivals_apart_still_go_long_first_when_told_to() -> None:
+    # the spread queue again, ``together`` widened (what matrix_cell.py's auto-any-pause does)
+    q = queue_of([(0.0, 8), (0.2, 8), (0.4, 8), (0.6, 200)])
+    out = critical_first(q, room=2, now=2.0, slots=4, quiet=0.1, together=float("inf"))
+    assert [j.expected_tokens for j in out] == [200, 8]
 
 
 def test_open_loop_pauses_longer_than_the_quiet_span_keep_short_requests_first() -> None:
