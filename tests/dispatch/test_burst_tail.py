@@ -4,14 +4,15 @@ p50)."""
 
 from __future__ import annotations
 
-import random
 import statistics
 
 from fairstream import Auto, Fixed, ServerConfig
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
 from fairstream._dispatch._tail import critical_first
-from fairstream.sim import SimRequest, SimRun, simulate
+from fairstream.sim import simulate
+
+from .test_policies_vtime import e2e_p50, open_loop
 
 
 def queue_of(jobs: list[tuple[float, int]]) -> FairQueue:
@@ -50,16 +51,7 @@ def test_open_loop_pauses_longer_than_the_quiet_span_keep_short_requests_first()
     config = ServerConfig(mode="continuous", max_num_seqs=4, step_ms=18.0, per_seq_ms=3.0)
     ratios = []
     for seed in range(3):
-        rng = random.Random(seed)
-        t, jobs = 0.0, []
-        for _ in range(96):
-            t += rng.expovariate(6.0)
-            n = rng.choice([8, 8, 8, 64])
-            jobs.append(SimRequest(t, 16, n, expected_tokens=n))
+        jobs = open_loop(seed, rate=6.0)
         auto, fixed = (simulate(config.build_engine(), jobs, p) for p in (Auto(), Fixed(4)))
-
-        def e2e(run: SimRun) -> float:
-            return statistics.median((r.end or 0.0) - r.arrival for r in run.results)
-
-        ratios.append(e2e(fixed) / e2e(auto))
+        ratios.append(e2e_p50(fixed) / e2e_p50(auto))
     assert statistics.median(ratios) >= 0.95, ratios
