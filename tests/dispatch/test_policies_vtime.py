@@ -484,12 +484,7 @@ def open_loop_runs(batch: int, n: int, seed: int) -> tuple[SimRun, SimRun]:
     config = ServerConfig(mode="static", batch_size=batch, step_ms=20.0, per_seq_ms=0.5)
     mix = [SimRequest(0.0, 16, m) for m in [8, 8, 8, 64] * 24]
     rate = len(mix) / simulate(config.build_engine(), mix).makespan
-    rng = random.Random(seed)
-    t, jobs = 0.0, []
-    for _ in range(n):
-        t += rng.expovariate(rate)
-        m = rng.choice([8, 8, 8, 64])
-        jobs.append(SimRequest(t, 16, m, expected_tokens=m))
+    jobs = open_loop(seed, rate, n)
     naive, auto = (
         simulate(config.build_engine(), jobs, p) for p in (Fixed(1000, order="fifo"), Auto())
     )
