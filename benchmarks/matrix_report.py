@@ -89,6 +89,25 @@ def frontier(cells: dict[str, Cell]) -> None:
           f" meets both: {', '.join(both) or 'none'}")  # fmt: skip
 
 
+def noise(cells: dict[str, Cell]) -> None:
+    """The widest swept limit against naive, seed by seed: where that limit never holds a
+    request (a demo burst, 50% load) both runs send the same way, so the spread of these ratios
+    is the cell's own noise, the yardstick for a 5% target."""
+    sweep = [p for p in cells if p.startswith("fixed:")]
+    naive = cells.get("naive")
+    if not sweep or naive is None:
+        return
+    wide = max(sweep, key=lambda p: int(p.removeprefix("fixed:")))
+    parts = []
+    for name, label in (("makespan", "span"), ("e2e_p50", "e2e"), ("good4", "good4")):
+        a, b = getattr(cells[wide], name), getattr(naive, name)
+        if len(a) != len(b) or not a:
+            continue
+        each = sorted(paired([x], [y]) for x, y in zip(a, b, strict=True))
+        parts.append(f"{label} {paired(a, b):.3f} ({each[0]:.2f}-{each[-1]:.2f})")
+    print(f"  {wide} / naive, median (seeds' range): {', '.join(parts)}")
+
+
 TABLE: list[tuple[str, list[Check]]] = []  # every auto cell's checks, for the summary
 
 
@@ -120,6 +139,7 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
                 + (f"  ({c.errors} failed)" if c.errors else "")
             )
         frontier(cells)
+        noise(cells)
         found = checks(row.kind, wl, cells, row.step)
         if not found:
             continue
