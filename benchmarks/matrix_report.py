@@ -71,7 +71,11 @@ class Cell:
         return statistics.median(values) if values else float("nan")
 
 
-def frontier(cells: dict[str, Cell]) -> None:
+TABLE: list[tuple[str, list[Check]]] = []  # every auto cell's checks, for the summary
+BOTH: dict[str, list[str]] = {}  # per cell, the fixed limits that meet span/better and good4/best
+
+
+def frontier(name: str, cells: dict[str, Cell]) -> None:
     """The sweep's fixed concurrencies against two targets at once: makespan over the better
     of naive and sorted, and 4-step goodput over the best fixed (can any meet both?)."""
     best, sweep = cells.get("best-fixed"), [p for p in cells if p.startswith("fixed:")]
@@ -85,6 +89,7 @@ def frontier(cells: dict[str, Cell]) -> None:
         parts.append(f"{p.removeprefix('fixed:')}: {span:.2f}/{good:.2f}")
         if span <= 1.05 and good >= 0.95:
             both.append(p)
+    BOTH[name] = both
     print(f"  fixed N, span/better / good4/best: {', '.join(parts)};"
           f" meets both: {', '.join(both) or 'none'}")  # fmt: skip
 
@@ -106,9 +111,6 @@ def noise(cells: dict[str, Cell]) -> None:
         each = sorted(paired([x], [y]) for x, y in zip(a, b, strict=True))
         parts.append(f"{label} {paired(a, b):.3f} ({each[0]:.2f}-{each[-1]:.2f})")
     print(f"  {wide} / naive, median (seeds' range): {', '.join(parts)}")
-
-
-TABLE: list[tuple[str, list[Check]]] = []  # every auto cell's checks, for the summary
 
 
 def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
@@ -138,7 +140,7 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
                 f" {paired(c.makespan, naive.oracle):>8.3f}"
                 + (f"  ({c.errors} failed)" if c.errors else "")
             )
-        frontier(cells)
+        frontier(f"{row.name} / {wl}", cells)
         noise(cells)
         found = checks(row.kind, wl, cells, row.step)
         if not found:
@@ -176,5 +178,10 @@ def summary() -> None:
         for n in names
     ]
     print("\ntargets met, cells: " + ", ".join(tally))
+    short = [cell for cell, f in TABLE for c in f if c.name == "good4/best" and not c.ok]
+    if short:
+        alone = [cell for cell in short if cell in BOTH and not BOTH[cell]]
+        print(f"\ngood4/best missed in {len(short)} cells; in {len(alone)} of them no swept fixed"
+              " limit meets span/better and good4/best together")  # fmt: skip
     met = sum(all(c.ok for c in found) for _, found in TABLE)
     print(f"\n{met} of {len(TABLE)} auto cells meet every target")
