@@ -95,6 +95,12 @@ def test_continuous_targets() -> None:
     )
     assert ttft.naive == 0.044 / 0.02 and "naive 2.200" in str(ttft)
     assert not ttft.ok  # naive's floor is shown beside it, not judged: auto's 2.5 steps miss
+    assert ttft.best is None  # no best fixed in this cell: nothing shown for it
+    cells["best-fixed"] = cell(ttft50=0.046)
+    ttft = next(
+        c for c in checks("continuous", "poisson50", cells, 0.02) if c.name.startswith("ttft")
+    )
+    assert ttft.best == 0.046 / 0.02 and "best fixed 2.300" in str(ttft) and not ttft.ok
     assert "short x" not in got and "span/oracle" not in got
 
 
