@@ -161,12 +161,15 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
 def summary() -> None:
     """Every auto cell's targets as one Markdown table (a miss in bold)."""
     names = list(dict.fromkeys(c.name for _, found in TABLE for c in found))
-    refs = [
-        n for n in names if any(c.name == n and c.naive is not None for _, f in TABLE for c in f)
-    ]
-    bests = [
-        n for n in names if any(c.name == n and c.best is not None for _, f in TABLE for c in f)
-    ]
+
+    def shown(ref: str) -> list[str]:  # the checks that carry a reference measure ``ref``
+        return [
+            n
+            for n in names
+            if any(c.name == n and getattr(c, ref) is not None for _, f in TABLE for c in f)
+        ]
+
+    refs, bests = shown("naive"), shown("best")
     print("\n| cell | " + " | ".join(names) + "".join(f" | {n}: naive" for n in refs)
           + "".join(f" | {n}: best fixed" for n in bests) + " |")  # fmt: skip
     print("|---|" + "---:|" * (len(names) + len(refs) + len(bests)))
@@ -186,10 +189,10 @@ def summary() -> None:
         for n in names
     ]
     print("\ntargets met, cells: " + ", ".join(tally))
-    short = [cell for cell, f in TABLE for c in f if c.name == "good4/best" and not c.ok]
-    if short:
-        alone = [cell for cell in short if cell in BOTH and not BOTH[cell]]
-        print(f"\ngood4/best missed in {len(short)} cells; in {len(alone)} of them no swept fixed"
+    missed = [cell for cell, f in TABLE for c in f if c.name == "good4/best" and not c.ok]
+    if missed:
+        alone = [cell for cell in missed if cell in BOTH and not BOTH[cell]]
+        print(f"\ngood4/best missed in {len(missed)} cells; in {len(alone)} of them no swept fixed"
               " limit meets span/better and good4/best together")  # fmt: skip
     slow = [c for _, f in TABLE for c in f if c.name == "ttft p50 steps" and not c.ok]
     if slow:
