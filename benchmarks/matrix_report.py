@@ -7,6 +7,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from matrix_misses import read, table
 from matrix_targets import Check, better_of, checks, paired
 
 from fairstream import StreamTrace
@@ -152,6 +153,7 @@ def report(row: Row, results: dict[str, dict[str, Cell]]) -> list[str]:
         verdict = "ok" if not failed else "MISSES " + ", ".join(c.name for c in failed)
         # in the table before its lines show: a Ctrl-C as they come (unbuffered) still counts it
         TABLE.append((f"{row.name} / {wl}", found))
+        read(f"{row.name} / {wl}", row.kind, wl, cells, row.step, found)
         misses += [f"{row.name}/{wl}: {c}" for c in failed]
         print(f"  auto vs the better of naive and sorted, and its targets: {verdict}")
         print("    " + "; ".join(str(c) for c in found))
@@ -201,3 +203,4 @@ def summary() -> None:
               " concurrency's own TTFT p50 is above 2 steps too")  # fmt: skip
     met = sum(all(c.ok for c in found) for _, found in TABLE)
     print(f"\n{met} of {len(TABLE)} auto cells meet every target")
+    table()
