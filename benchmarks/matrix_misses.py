@@ -148,3 +148,23 @@ def table() -> None:
         + ", ".join(f"{w} {n}" for w, n in tally.items())
         + f"; in {split} of them each missed target is met by some seed alone (seeds split)"
     )
+
+
+NEVER_WORSE = ("span/better", "good4/better", "e2e/better", "short/better")
+
+
+def by_row(table: list[tuple[str, list[Check]]]) -> None:
+    """Per row: its cells, how many meet every target, how many "never worse" (the four
+    checks against the better of naive and sorted), and its missing cells' readings."""
+    rows: dict[str, list[tuple[str, list[Check]]]] = {}
+    for cell, found in table:
+        rows.setdefault(cell.split(" / ")[0], []).append((cell, found))
+    why = {r.cell: re.sub(r"fixed [\d,]+", "a fixed limit", r.why) for r in READINGS}
+    print("\n| row | cells | meet every target | never worse | missing cells, read |")
+    print("|---|---:|---:|---:|---|")
+    for row, cells in rows.items():
+        every = sum(all(c.ok for c in found) for _, found in cells)
+        never = sum(all(c.ok for c in found if c.name in NEVER_WORSE) for _, found in cells)
+        kinds = [why[cell] for cell, _ in cells if cell in why]
+        read = ", ".join(f"{w} {kinds.count(w)}" for w in sorted(set(kinds), key=_ORDER.index))
+        print(f"| {row} | {len(cells)} | {every} | {never} | {read or '-'} |")

@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from matrix_misses import read, table
+from matrix_misses import by_row, read, table
 from matrix_targets import Check, better_of, checks, paired
 
 from fairstream import StreamTrace
@@ -204,3 +204,4 @@ def summary() -> None:
     met = sum(all(c.ok for c in found) for _, found in TABLE)
     print(f"\n{met} of {len(TABLE)} auto cells meet every target")
     table()
+    by_row(TABLE)

@@ -133,3 +133,14 @@ def test_the_table_counts_each_reading(capsys: pytest.CaptureFixture[str]) -> No
     out = capsys.readouterr().out
     assert "| row / wl | auto short of fixed 16 | good4/best 0.700 (0/1; 16) |" in out
     assert "2 cells miss: past every limit 1, auto short of a fixed limit 1;" in out
+
+
+def test_each_row_counts_its_cells(capsys: pytest.CaptureFixture[str]) -> None:
+    ok = checks("sequential", "demo", {"naive": cell(), "sorted": cell(), "auto": cell()}, STEP)  # type: ignore[arg-type]
+    test_a_target_no_limit_meets_is_past_every_limit()  # "row / wl" misses short x only
+    missed = checks("static", "poisson100", {"naive": cell(short_p50=4.0),  # type: ignore[arg-type]
+                    "sorted": cell(short_p50=4.0), "auto": cell(short_p50=2.0)}, STEP)  # fmt: skip
+    matrix_misses.by_row([("other / demo", ok), ("row / wl", missed), ("row / demo", ok)])
+    out = capsys.readouterr().out
+    assert "| other | 1 | 1 | 1 | - |" in out
+    assert "| row | 2 | 1 | 2 | past every limit 1 |" in out  # short x is no "never worse"
