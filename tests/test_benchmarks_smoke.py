@@ -91,6 +91,8 @@ def test_server_matrix_smoke() -> None:
     # the widest swept limit against sorted (a burst), seed by seed: the cell's own noise
     assert any(ln.startswith("  fixed:4 / sorted, median (seeds' range): span ") for ln in lines)
     assert ", best fixed " in checks  # the best fixed concurrency's TTFT in steps beside auto's
+    # per row: its cells, those meeting every target, never worse (and why the others miss)
+    assert any(ln.startswith("| cont-8 | 1 | ") for ln in lines)
 
 
 def test_server_matrix_refuses_a_name_it_does_not_know() -> None:
