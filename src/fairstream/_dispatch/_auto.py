@@ -14,7 +14,8 @@ as the server's kind allows (what waits inside the server can no longer be reord
   slot's next request a step before its expected end (``_handover.py``);
 - static (B from the detector): the next B of similar lengths just in time as a batch ends
   (a partial batch of long ones held while requests keep arriving);
-- sequential: 1.
+- sequential: the next one a step before the running one's expected end (at its end if that
+  is unknown), so it is chosen from all that arrived by then.
 
 ``Auto(ttft_slo=seconds)`` also caps what is in flight, AIMD on first tokens past the SLO, on
 any server but a static one: where filling the server costs first tokens the SLO (a
@@ -73,6 +74,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         first_wave: int = 16,
         gather: float = 0.005,
         handover: float = 1.0,
+        sequential_wait: bool = False,
     ) -> None:
         super().__init__()
         if ttft_slo is not None and ttft_slo <= 0:
@@ -84,6 +86,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self._slo = SloCap(ttft_slo) if ttft_slo is not None else None
         self.just_in_time = just_in_time
         self.handover = handover  # continuous: steps before a slot's due end its next goes
+        self.sequential_wait = sequential_wait  # sequential: keep one waiting (before session 39)
         self._ahead: dict[int, float] = {}  # sent ahead of a slot's end: jid -> due
         self.ramp_doubles = ramp_doubles  # slow start doubles once the server is continuous
         self._batches = Batches(explore_every)
@@ -143,8 +146,8 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         elif self.kind == "static":  # a full batch waiting when the running one ends
             size = self._batch or self.start
             b = max(run, size if self.batch_exact else 2 * size)  # a lower bound: probe
-        elif self.kind == "sequential":
-            b = 1
+        elif self.kind == "sequential":  # the next one as the running one is due to end
+            b = 1 if self.sequential_wait or not run else self._handovers()
         elif soon is not None:  # unknown, full, ending together: refill them in time
             b = max(0, self.peak - run + soon)
         else:  # a request waited inside: offer the largest wave again (static: the next batch)
@@ -152,7 +155,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         # at least one, so something goes, unless something runs whose end will let it go:
         # a continuous server at its peak, a static batch just in time (one more would wait)
         full = self._in_time() or (self.kind == "continuous" and not self.slow_start)
-        full = full or soon is not None
+        full = full or soon is not None or (self.kind == "sequential" and not self.sequential_wait)
         return max(0 if full and run else 1, b >> self._overloads)
 
     def limit(self) -> int:

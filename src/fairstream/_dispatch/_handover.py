@@ -36,7 +36,8 @@ class Handover:
     step: Callable[[], float | None]
 
     def _applies(self) -> bool:
-        return self.handover > 0 and self.kind == "continuous" and not self.slow_start
+        kinds = ("continuous", "sequential")  # sequential: its one slot
+        return self.handover > 0 and self.kind in kinds and not self.slow_start
 
     def _send_times(self) -> list[float]:
         """When each running request's slot gets its next one: its expected end less
