@@ -14,8 +14,9 @@ submit): how many, the others in flight at their sends, TTFT p50 and the share o
 on time at the 4-step SLO: where in a burst a policy keeps requests waiting at the server.
 
 Besides the matrix's policies, ``auto-any-pause`` is ``auto`` with its long-first rule as it
-was until session 34 (at any 4-step pause in arrivals, not only at a burst's tail). ``auto-seq-wait``
-is ``auto`` keeping one request waiting at a sequential server, as until session 39.
+was until session 34 (at any 4-step pause in arrivals, not only at a burst's tail);
+``auto-seq-wait`` is ``auto`` keeping one request waiting at a sequential server, as until
+session 39.
 
 ``--sends N`` prints every N-th of ``auto``'s sends with what it saw then: slow start or the
 kind, its peak, slow start's offer, the probe, slots due within a step (handovers), how many

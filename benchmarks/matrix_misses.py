@@ -58,6 +58,11 @@ class Reading:
 
     rest: str | None = None  # no limit meets all: the reading without TTFT p50 ("": auto meets)
 
+    @property
+    def kind(self) -> str:
+        """:attr:`why` without the limits' numbers, to count readings alike."""
+        return re.sub(r"fixed [\d,]+", "a fixed limit", self.why)
+
 
 READINGS: list[Reading] = []
 TTFT = "ttft p50 steps"
@@ -140,7 +145,7 @@ def table() -> None:
             for c in r.missed
         )
         print(f"| {r.cell} | {r.why} | {missed} |")
-    kinds = [re.sub(r"fixed [\d,]+", "a fixed limit", r.why) for r in READINGS]
+    kinds = [r.kind for r in READINGS]
     tally = {w: kinds.count(w) for w in sorted(set(kinds), key=_ORDER.index)}
     split = sum(all(n > 0 for n in r.met_by_seed.values()) for r in READINGS)
     print(
@@ -159,7 +164,7 @@ def by_row(table: list[tuple[str, list[Check]]]) -> None:
     rows: dict[str, list[tuple[str, list[Check]]]] = {}
     for cell, found in table:
         rows.setdefault(cell.split(" / ")[0], []).append((cell, found))
-    why = {r.cell: re.sub(r"fixed [\d,]+", "a fixed limit", r.why) for r in READINGS}
+    why = {r.cell: r.kind for r in READINGS}
     print("\n| row | cells | meet every target | never worse | missing cells, read |")
     print("|---|---:|---:|---:|---|")
     for row, cells in rows.items():
