@@ -16,7 +16,12 @@ on time at the 4-step SLO: where in a burst a policy keeps requests waiting at t
 Besides the matrix's policies, ``auto-any-pause`` is ``auto`` with its long-first rule as it
 was until session 34 (at any 4-step pause in arrivals, not only at a burst's tail);
 ``auto-seq-wait`` is ``auto`` keeping one request waiting at a sequential server, as until
-session 39.
+session 39; ``auto-fcfs-gap`` counts, at a continuous server's start, only requests sent a
+quickest first token before it that still wait as holding a slot; ``auto-cap<f>`` keeps slow
+start's sends above the proven slots to ``f`` x the peak (``auto-ccap<f>``: once the server is
+known continuous);
+``auto:k=v+k=v`` is ``Auto(k=v, ...)`` (e.g. ``auto:ramp_doubles=False``); readings in
+benchmarks/README, session 40.
 
 ``--sends N`` prints every N-th of ``auto``'s sends with what it saw then: slow start or the
 kind, its peak, slow start's offer, the probe, slots due within a step (handovers), how many
@@ -31,6 +36,7 @@ Exits 0.
 from __future__ import annotations
 
 import argparse
+import ast
 import asyncio
 import itertools
 import math
@@ -72,6 +78,36 @@ class WatchedAuto(Auto):
         if sent is not None:
             self.starts.append((sent, now, self._quickest + 3 * self._unit()))
         super().on_first_token(job, now)
+
+
+class FcfsGapAuto(WatchedAuto):
+    """Experiment (session 40): on a continuous server a start counts a request sent before it
+    that still waits as holding a slot only if sent a quickest first token earlier (the sends
+    of one admission reach the server in any order)."""
+
+    def _held(self, sent: float, now: float) -> int:
+        window = self._unit() / 2
+        held = self.running + sum(1 for t in self._brief if now - t <= window)
+        if self.kind != "continuous":
+            return held
+        return held + sum(1 for t in self._waiting.values() if t < sent - self._quickest)
+
+
+class CappedAuto(WatchedAuto):
+    """Experiment: slow start keeps at most ``cap`` x peak sends above the slots it proved."""
+
+    def __init__(
+        self, cap: float = 0.5, kinds: tuple[str, ...] = ("unknown", "continuous"), **options: Any
+    ) -> None:
+        super().__init__(**options)
+        self.cap, self.kinds = cap, kinds
+
+    def budget(self) -> int:
+        b = super().budget()
+        if self.slow_start and self.kind in self.kinds and self.peak:
+            free = max(self.peak - self.running, 0)
+            b = min(b, free + max(1, int(self.cap * self.peak)))
+        return b
 
 
 class AnyPauseAuto(WatchedAuto):
@@ -162,6 +198,15 @@ async def one_run(
         policy = AnyPauseAuto()
     elif name == "auto-no-handover":  # as in server_matrix.py: no slot's next request ahead
         policy = WatchedAuto(handover=0)
+    elif name.startswith("auto:"):  # auto:k=v+k=v: Auto's options, e.g. auto:ramp_doubles=False
+        pairs = (kv.split("=", 1) for kv in name[5:].split("+"))
+        policy = WatchedAuto(**{k: ast.literal_eval(v) for k, v in pairs})
+    elif name.startswith("auto-cap"):  # auto-cap0.5: CappedAuto(cap=0.5)
+        policy = CappedAuto(cap=float(name[8:]))
+    elif name.startswith("auto-ccap"):  # auto-ccap0.5: the cap once known continuous
+        policy = CappedAuto(cap=float(name[9:]), kinds=("continuous",))
+    elif name == "auto-fcfs-gap":  # only earlier admissions' waiting sends hold slots
+        policy = FcfsGapAuto()
     elif name == "auto-seq-wait":  # sequential: one kept waiting at the server (session 38)
         policy = WatchedAuto(sequential_wait=True)
     lag = LoopLag()
