@@ -19,9 +19,8 @@ was until session 34 (at any 4-step pause in arrivals, not only at a burst's tai
 session 39; ``auto-fcfs-gap`` counts, at a continuous server's start, only requests sent a
 quickest first token before it that still wait as holding a slot; ``auto-cap<f>`` keeps slow
 start's sends above the proven slots to ``f`` x the peak (``auto-ccap<f>``: once the server is
-known continuous);
-``auto:k=v+k=v`` is ``Auto(k=v, ...)`` (e.g. ``auto:ramp_doubles=False``); readings in
-benchmarks/README, session 40.
+known continuous); ``auto:k=v+k=v`` is ``Auto(k=v, ...)`` (e.g. ``auto:ramp_doubles=False``);
+readings in benchmarks/README, session 40.
 
 ``--sends N`` prints every N-th of ``auto``'s sends with what it saw then: slow start or the
 kind, its peak, slow start's offer, the probe, slots due within a step (handovers), how many
@@ -86,11 +85,11 @@ class FcfsGapAuto(WatchedAuto):
     of one admission reach the server in any order)."""
 
     def _held(self, sent: float, now: float) -> int:
-        window = self._unit() / 2
-        held = self.running + sum(1 for t in self._brief if now - t <= window)
+        held = super()._held(sent, now)
         if self.kind != "continuous":
             return held
-        return held + sum(1 for t in self._waiting.values() if t < sent - self._quickest)
+        lately = sent - self._quickest  # sent with it, or just before: not counted
+        return held - sum(1 for t in self._waiting.values() if lately <= t < sent)
 
 
 class CappedAuto(WatchedAuto):
@@ -207,7 +206,7 @@ async def one_run(
         policy = CappedAuto(cap=float(name[9:]), kinds=("continuous",))
     elif name == "auto-fcfs-gap":  # only earlier admissions' waiting sends hold slots
         policy = FcfsGapAuto()
-    elif name == "auto-seq-wait":  # sequential: one kept waiting at the server (session 38)
+    elif name == "auto-seq-wait":  # sequential: one kept waiting at the server (until session 39)
         policy = WatchedAuto(sequential_wait=True)
     lag = LoopLag()
     monitor = asyncio.create_task(lag.run())
