@@ -293,5 +293,9 @@ if __name__ == "__main__":
     r = next(r for r in rows if r.name == a.row)
     print(f"{r.name} / {a.workload}, time scale {r.scale}, policies {','.join(a.policies)}")
     with sm.serve(r) as (url, model):
-        asyncio.run(main(a, url, model, r))
+
+        async def go(url: str, model: str) -> None:
+            await main(a, url, model, await sm.calibrated(r, url, model))
+
+        asyncio.run(go(url, model))
     sys.exit(0)

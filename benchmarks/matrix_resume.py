@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Resume", "code_hash"]
+__all__ = ["Resume", "calibrations", "code_hash"]
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "fairstream"
 
@@ -41,6 +41,18 @@ def read_kept(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, dict[str,
     return json.loads(lines[0]), done
 
 
+def calibrations(path: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """row -> workload -> the llama.cpp step it was judged with (lines since session 44 carry
+    it; a workload without one took the fixed 18 ms)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for line in path.read_text().splitlines()[1:]:
+        part = json.loads(line)
+        if part.get("calib"):
+            for wl in part["results"]:
+                out.setdefault(part["row"], {})[wl] = part["calib"]
+    return out
+
+
 def cells_of(
     done: dict[str, dict[str, dict[str, Any]]], row: str, cell_type: type
 ) -> dict[str, dict[str, Any]]:
@@ -57,8 +69,10 @@ class Resume:
         self.path, self.cell_type = path, cell_type
         self.header = {**header, "code": code_hash()}
         self.done: dict[str, dict[str, dict[str, Any]]] = {}
+        self.calibs: dict[str, dict[str, dict[str, float]]] = {}
         if path.exists() and path.stat().st_size:
             found, self.done = read_kept(path)
+            self.calibs = calibrations(path)
             if found != self.header:
                 changed = sorted(k for k in {**found, **self.header}
                                  if found.get(k) != self.header.get(k))  # fmt: skip
@@ -73,9 +87,14 @@ class Resume:
         """The workloads of ``row`` kept so far (workload -> policy -> cell), maybe none."""
         return cells_of(self.done, row, self.cell_type)
 
-    def add(self, row: str, workload: str, cells: dict[str, Any]) -> None:
-        """Keep one finished workload of ``row`` (policy -> cell)."""
+    def add(self, row: str, workload: str, cells: dict[str, Any], calib: Any = None) -> None:
+        """Keep one finished workload of ``row`` (policy -> cell), and the measured step it
+        was judged with (llama.cpp's rows; a dataclass)."""
         raw = {p: dataclasses.asdict(c) for p, c in cells.items()}
+        line: dict[str, Any] = {"row": row, "results": {workload: raw}}
+        if calib is not None:
+            line["calib"] = dataclasses.asdict(calib)
+            self.calibs.setdefault(row, {})[workload] = line["calib"]
         with self.path.open("a") as f:
-            f.write(json.dumps({"row": row, "results": {workload: raw}}) + "\n")
+            f.write(json.dumps(line) + "\n")
         self.done.setdefault(row, {})[workload] = raw

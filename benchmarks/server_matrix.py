@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import random
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -56,8 +57,9 @@ from fairstream._dispatch._names import make_policy
 from fairstream.sim import SimRequest, simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
+from matrix_llama import Calibration, measure
 from matrix_report import TABLE, Cell, report, summary
-from matrix_resume import Resume, cells_of, code_hash, read_kept
+from matrix_resume import Resume, calibrations, cells_of, code_hash, read_kept
 from matrix_targets import Kind
 
 # the reference server's time scale: 0.5 runs its 20 ms model steps in 10 ms, as every published
@@ -76,12 +78,14 @@ class Row:
     batch: int = 0  # the static batch size (waves:B), 0 where none
     jitter: float = 0.0  # client send jitter, model seconds
     kind: Kind = "continuous"  # which of issue 14's targets apply (matrix_targets.py)
+    calib: Calibration | None = None  # llama.cpp: its step measured when the row starts
 
     @property
     def step(self) -> float:
-        """A decode step alone, model seconds (llama.cpp: measured, about 18 ms)."""
+        """A decode step alone, model seconds (llama.cpp: measured as the row starts; rows run
+        before session 44 took 18 ms, measured once on sessions 34-42's VM)."""
         if self.config is None:
-            return 0.018
+            return self.calib.step if self.calib else 0.018
         return self.config.cost_model().step_seconds(1, 0)
 
     @property
@@ -188,8 +192,9 @@ def workload(name: str, seed: int, row: Row, quick: bool) -> list[Job]:
 
 def capacity(row: Row) -> float:
     """Requests per model second the server completes when saturated with the Poisson mix."""
-    if row.config is None:
-        return row.llama_slots / (24 * row.step * 1.3)  # 24 tokens mean, steps slow with load
+    if row.config is None:  # 24 tokens mean (the prompt's cost in), at the step with all busy
+        full = row.calib.full if row.calib else row.step * 1.3  # before session 44: a guess
+        return row.llama_slots / (24 * full)
     reqs = [SimRequest(0.0, 16, n) for n in [8, 8, 8, 64] * 24]
     run = simulate(row.config.with_(step_noise=0.0).build_engine(), reqs)
     return len(reqs) / run.makespan
@@ -332,12 +337,39 @@ def serve(row: Row) -> Iterator[tuple[str, str]]:
         yield server.base_url, MODEL_NAME
 
 
+async def calibrated(row: Row, base_url: str, model: str) -> Row:
+    """llama.cpp's row with its step measured on this machine (a reference row as it is)."""
+    if row.config is not None:
+        return row
+    row = replace(row, calib=await measure(base_url, model, row.llama_slots))
+    print(f"{row.name}: {row.calib}", flush=True)
+    return row
+
+
 def run_server(
-    row: Row, names: list[str], policies: list[str], args: Any, keep: Keep | None = None
-) -> dict[str, Any]:
-    """Start the row's server in its own process and run every workload and policy on it."""
+    row: Row, names: list[str], policies: list[str], args: Any, resume: Resume | None = None
+) -> tuple[Row, dict[str, Any]]:
+    """Start the row's server in its own process and run every workload and policy on it;
+    the row as judged (llama.cpp's with its measured step) and its cells."""
+
+    async def run(url: str, model: str) -> tuple[Row, dict[str, Any]]:
+        judged = await calibrated(row, url, model)
+        keep = None
+        if resume is not None:
+            keep = partial(resume.add, row.name, calib=judged.calib)
+        return judged, await run_row(judged, url, model, names, policies, args, keep)
+
     with serve(row) as (url, model):
-        return asyncio.run(run_row(row, url, model, names, policies, args, keep))
+        return asyncio.run(run(url, model))
+
+
+def report_kept(row: Row, results: dict[str, dict[str, Cell]], calibs: dict[str, Any]) -> list[str]:
+    """``report`` per run of workloads judged with one step (llama.cpp's, as each was run)."""
+    misses: list[str] = []
+    for calib, same in itertools.groupby(results, key=calibs.get):
+        judged = replace(row, calib=Calibration(**calib)) if calib else row
+        misses += report(judged, {n: results[n] for n in same})
+    return misses
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -390,10 +422,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for row in rows:
             kept = resume.get(row.name) if resume else {}
+            calibs = dict(resume.calibs.get(row.name, {})) if resume else {}
             if todo := [n for n in names if n not in kept]:
-                keep = partial(resume.add, row.name) if resume else None
-                kept.update(run_server(row, todo, policies, args, keep))
-            misses += report(row, {n: kept[n] for n in names})
+                judged, cells = run_server(row, todo, policies, args, resume)
+                kept.update(cells)
+                if judged.calib:
+                    calibs.update(dict.fromkeys(todo, asdict(judged.calib)))
+            misses += report_kept(row, {n: kept[n] for n in names}, calibs)
             sys.stdout.flush()
     except KeyboardInterrupt:  # a long run stopped (Ctrl-C): the rows done still get their table
         print(f"\nstopped after {len({c.split(' / ')[0] for c, _ in TABLE})} of {len(rows)} rows")
@@ -410,6 +445,7 @@ def show(path: Path) -> int:
     """Print the table of every row a resume file holds, made by whatever code its header names
     (a file that can no longer be resumed still shows what it measured)."""
     header, done = read_kept(path)
+    calibs = calibrations(path)
     if header.get("scale") != SCALE:
         raise SystemExit(f"{path} was run at time scale {header.get('scale')}: set"
                          f" FAIRSTREAM_MATRIX_SCALE={header.get('scale')} to show it")  # fmt: skip
@@ -423,7 +459,7 @@ def show(path: Path) -> int:
     for row in ROWS + LLAMA_ROWS:
         kept = cells_of(done, row.name, Cell)
         if shown := {n: kept[n] for n in names if n in kept}:
-            misses += report(row, shown)
+            misses += report_kept(row, shown, calibs.get(row.name, {}))
     print(f"\n{len({m.split(': ')[0] for m in misses})} auto cells miss a target")
     summary()
     return 0

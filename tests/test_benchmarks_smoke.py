@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -235,3 +236,43 @@ def test_matrix_cell_smoke() -> None:
     assert len(split) == 2 and all("most running at once" in ln for ln in split)
     last = lines[-1].split()  # the medians table: policy, 3 figures and ratios, E2E's parts
     assert last[0] == "auto" and last[2].endswith("x") and len(last) == 10
+
+
+def test_server_matrix_judges_llama_rows_by_the_step_each_workload_recorded(
+    tmp_path: Path,
+) -> None:
+    """llama.cpp's step is measured as its row starts and kept on each workload's line:
+    ``--show`` judges a workload by its own line's step, and a line without one (made before
+    session 44) by the 18 ms that was fixed then."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from matrix_report import Cell
+    from matrix_resume import code_hash
+
+    def cell(ttft50: float) -> dict[str, object]:
+        c = Cell([10.0] * 3, [1.0] * 3, [2.0] * 3, [5.0] * 3, [100.0] * 3, [100.0] * 3,
+                 [ttft50] * 3, [2 * ttft50] * 3)  # fmt: skip
+        return dataclasses.asdict(c)
+
+    def line(workload: str, ttft50: float, calib: dict[str, float] | None) -> str:
+        names = ("naive", "sorted", "best-fixed", "auto")
+        out: dict[str, object] = {
+            "row": "llama-np4",
+            "results": {workload: {p: cell(ttft50) for p in names}},
+        }
+        if calib:
+            out["calib"] = calib
+        return json.dumps(out)
+
+    header = {"quick": False, "seeds": 3, "workloads": "demo,burst160", "policies": "naive",
+              "sweep": [1], "scale": 0.5, "code": code_hash()}  # fmt: skip
+    kept = tmp_path / "kept.jsonl"
+    lines = [json.dumps(header), line("demo", 0.09, None)]
+    lines.append(line("burst160", 0.2, {"step": 0.05, "full": 0.125}))
+    kept.write_text("\n".join(lines) + "\n")
+    shown = run_benchmark("server_matrix.py", "--show", str(kept))
+    steps = {
+        ln.split(" / ")[1].split()[0]: float(ln.split("ttft p50 steps ")[1].split()[0])
+        for ln in shown
+        if ln.startswith("| llama-np4 / ") and "ttft p50 steps " in ln
+    }
+    assert steps == {"demo": round(0.09 / 0.018, 3), "burst160": round(0.2 / 0.05, 3)}

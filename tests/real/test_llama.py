@@ -206,3 +206,25 @@ async def test_a_dead_server_is_connection_refused(llama: Any) -> None:
     assert rec.traces[0].outcome == "error"
     async with httpx.AsyncClient() as http:
         assert (await http.get(server.root_url + "/health")).status_code == 200  # untouched
+
+
+async def test_the_matrix_measures_llama_cpp_s_step_on_this_machine(llama: Any) -> None:
+    """``server_matrix.py`` judges llama.cpp's rows by the step measured as each row starts
+    (its 4-step SLO, its open loops' capacity): a lone request timed apart from the measure
+    decodes at about that step, and with every slot busy a token comes no sooner."""
+    import matrix_llama
+
+    server = llama(4)
+    cal = await matrix_llama.measure(server.base_url, MODEL, 4)
+    rec = Recorder()
+    async with AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0) as raw:
+        client = fairstream.instrument(raw, recorder=rec)
+        stream = await client.chat.completions.create(
+            model=MODEL, messages=MSG, max_tokens=96, stream=True, extra_body={"ignore_eos": True}
+        )
+        async for _ in stream:
+            pass
+    [trace] = rec.traces
+    lone = statistics.median(trace.itl)
+    assert 0.6 < lone / cal.step < 1.6, (lone, cal)
+    assert cal.full > 0.9 * cal.step, cal
