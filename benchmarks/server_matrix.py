@@ -12,6 +12,10 @@ dispatcher's policies). Per cell (server x workload x policy), medians over seed
 - TTFT p50 and p99 (from send); the oracle makespan (the engine in virtual time, told the
   true lengths, the better of shortest-first and longest-first all at once).
 
+llama.cpp's step (the unit of the 4-step SLO and of TTFT in steps) and its step with every
+slot busy (its open loops' capacity) are measured as its row starts (``matrix_llama.py``) and
+kept on each workload's line: a constant from another machine judged a slower one wrongly.
+
 Policies: ``naive`` (everything at once, in arrival order), ``sorted`` (everything at once,
 shortest first), ``fixed:N`` for the best N of a sweep, ``auto``, ``auto-warm`` (``auto``
 started from the same seed's all-at-once traces: ``Auto(prior=...)``), ``auto-pipelined``
