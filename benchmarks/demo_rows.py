@@ -18,9 +18,10 @@ import asyncio
 import statistics
 import sys
 
-from fairstream import Auto, ServerConfig, StreamTrace
+from fairstream import Auto, ServerConfig
 from fairstream._cli._bench._run import RunResult, run_workload
 from fairstream._cli._bench._workload import make_workload
+from fairstream._cli._demo import makespan
 from fairstream.server._server import ReferenceServer
 
 
@@ -30,12 +31,6 @@ def servers(scale: float) -> dict[str, ServerConfig]:
         "static": ServerConfig(mode="static", batch_size=8, release="batch_end", time_scale=scale),
         "continuous": ServerConfig(mode="continuous", max_num_seqs=32, time_scale=scale),
     }
-
-
-def makespan(traces: list[StreamTrace]) -> float:
-    """Last end minus first submission (the dispatcher's queue counts)."""
-    start = min(t.enqueued if t.enqueued is not None else t.sent or 0.0 for t in traces)
-    return max(t.end or 0.0 for t in traces) - start
 
 
 async def one(cfg: ServerConfig, policy: object) -> RunResult:

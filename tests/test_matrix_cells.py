@@ -33,3 +33,19 @@ def test_a_run_where_every_request_failed_counts_its_failures_and_no_figure() ->
     swept.take_last(Cell(errors=48))  # add() returns before any figure when nothing is ok
     assert swept.errors == 48
     assert swept.makespan == []
+
+
+def test_the_code_hash_leaves_out_the_demo_and_nothing_else(tmp_path: Path) -> None:
+    """A resume file stays valid across a change to ``fairstream demo`` (no cell runs it), and
+    not across any other source change."""
+    from matrix_resume import code_hash
+
+    (tmp_path / "_cli").mkdir()
+    demo, bench = tmp_path / "_cli" / "_demo.py", tmp_path / "_cli" / "_run.py"
+    demo.write_text("x = 1\n")
+    bench.write_text("y = 1\n")
+    before = code_hash(tmp_path)
+    demo.write_text("x = 2\n")
+    assert code_hash(tmp_path) == before
+    bench.write_text("y = 2\n")
+    assert code_hash(tmp_path) != before

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from fairstream import ReferenceServer, ServerConfig, load_jsonl
+from fairstream import ReferenceServer, ServerConfig, StreamTrace, load_jsonl
 from fairstream._cli import cli
+from fairstream._cli._demo import makespan
 
 from .test_benchmarks_smoke import run_benchmark
 
@@ -33,6 +34,15 @@ def test_demo_quick_shows_the_phenomenon_the_verdict_and_the_cure() -> None:
     assert cold < naive and warm < naive  # short requests come back sooner through fairstream
     assert "auto: continuous" in out  # the warm continuous run ended knowing the server
     assert "4x faster than a real 7B model" in out  # --quick keeps the 0.25 time scale
+
+
+def test_demo_makespan_runs_from_the_first_submission_to_the_last_end() -> None:
+    """Queue time counts (a request held by the dispatcher was submitted); a trace without
+    ``enqueued`` (sent naively) starts at its send."""
+    held = StreamTrace(request_id="a", enqueued=10.0, sent=10.4, end=12.0)
+    naive = StreamTrace(request_id="b", sent=10.2, end=13.5)
+    assert makespan([held, naive]) == pytest.approx(3.5)
+    assert makespan([naive]) == pytest.approx(3.3)
 
 
 def test_demo_refuses_a_time_scale_out_of_range() -> None:
