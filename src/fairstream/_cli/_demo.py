@@ -50,8 +50,8 @@ class DemoRow:
 
 def makespan(traces: list[StreamTrace]) -> float:
     """Last chunk minus first submission (our queue counts): the job's span as the caller sees
-    it, without the client's own set-up and close (their time varies by a tenth of a second
-    and more from run to run on a 2-core machine: the demo's burst lasts under 3 s)."""
+    it, without the client's own set-up and close (a share that varies from run to run and is
+    not the job's)."""
     start = min(t.enqueued if t.enqueued is not None else t.sent or 0.0 for t in traces)
     return max(t.end or 0.0 for t in traces) - start
 
