@@ -39,6 +39,7 @@ from ._handover import Handover
 from ._just_in_time import JustInTime
 from ._policies import Policy
 from ._queue import FairQueue, Order
+from ._refills import Refills
 from ._slo import SloCap
 from ._slow_start import SlowStart
 from ._tail import critical_first, most_running
@@ -96,8 +97,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self.batch_exact = False  # False: batch_size is a lower bound (no full batch seen)
         self.report: BatchingReport | None = None
         self.changes: list[str] = []
-        self.refills = 0
-        self._last_refill = -math.inf
+        self._refills = Refills()  # static batching never refills a running batch
         self.peak = 0  # the most requests seen running at once: the slots the server proved
         self._proved = 0  # warm start, until the first completion: what the prior ran at once
         self.slow_start = True  # until a request waits inside the server
@@ -251,6 +251,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
 
     # -- events --------------------------------------------------------------------------------
     def on_send(self, job: Job, now: float) -> None:
+        self._refilled(now)
         self._end_slow_start_if_overdue(now)
         self._waiting[job.jid] = now
         in_flight = self.running + len(self._waiting)
@@ -264,6 +265,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
             self._batches.lengths_sent.append(n)
 
     def on_first_token(self, job: Job, now: float) -> None:
+        self._refilled(now)
         self._waited_out(now)  # before this start ends its wait
         sent = self._waiting.pop(job.jid, None)
         n = self._waiting_len.pop(job.jid, None)
@@ -273,12 +275,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
             self._slo.sample(now - sent, sent, now, self.running + len(self._waiting) + 1)
         # a request that started after it was sent while one started earlier still runs:
         # the server refilled a running batch (static batching never does)
-        if any(t < sent for t in self._running.values()):
-            self.refills += 1
-            self._last_refill = now
-            self._batches.explore = self._in_time()  # look again at once: two refills decide
-            if self.refills >= 2 and self.kind in ("unknown", "static"):
-                self._become("continuous", "requests started while earlier ones still ran")
+        self._refills.started(now, {j for j, t in self._running.items() if t < sent})
         self._running[job.jid] = now
         passed = sent <= self._started_sent  # sent with (or before) one that started first
         self._started_sent = max(self._started_sent, sent)
@@ -340,6 +337,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
             self._grew.append((now, self._late(waited, 3), job.jid))
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
+        self._refilled(now, job.jid)
         self._waiting.pop(job.jid, None)
         self._ahead.pop(job.jid, None)
         self._waiting_len.pop(job.jid, None)
@@ -371,6 +369,14 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         if self._since >= (1 if self.kind == "unknown" else self.check_every):
             self._since = 0
             self.recheck()
+
+    def _refilled(self, now: float, ended: int | None = None) -> None:
+        """Count the refills ``now`` confirms (2 steps' slack, 30 ms at least: client stamps'
+        jitter); two decide the server is continuous."""
+        if self._refills.seen(now, max(2 * self._unit(), 0.03), ended):
+            self._batches.explore = self._in_time()  # look again at once
+            if self._refills.count >= 2 and self.kind in ("unknown", "static"):
+                self._become("continuous", "requests started while earlier ones still ran")
 
     def _overdue(self) -> float:
         """How long a request that competed for a running batch waits before that proves it

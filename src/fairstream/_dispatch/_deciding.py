@@ -16,6 +16,7 @@ from .._detect import BatchingReport, analyze
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
+    from ._refills import Refills
 
 __all__ = ["Deciding", "Kind"]
 
@@ -42,7 +43,7 @@ class Deciding:
     _offer: int
     _below_peak: bool
     _full_seen: int
-    _last_refill: float
+    _refills: Refills
     _recent: deque[StreamTrace]
     _unstall: Callable[[], None]
     describe: Callable[[], str]
@@ -58,7 +59,7 @@ class Deciding:
         self.report = report
         if report.verdict == "unknown" or report.confidence < self.confidence:
             return
-        refilled = any(t.sent is not None and t.sent <= self._last_refill for t in seen)
+        refilled = any(t.sent is not None and t.sent <= self._refills.last for t in seen)
         if report.verdict == "static" and not refilled:  # a refill disproves static batching
             size, exact = self._static_size(report)
             now_exact = bool(size) and size == self.batch_size and exact

@@ -310,7 +310,7 @@ return gone
 
 # KEYS: leases, limit, tickets, waiters, lost, procs, epoch
 # ARGV: ttl_ms, owner, epoch, n_leases, m_local, leases..., local leases..., tickets...
-# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, Redis ms, leases held by
+# -> {epoch now, live processes, 1 if Redis had lost its keys else 0, Redis µs, leases held by
 #     every process, lost leases...}.
 # A changed or missing epoch means Redis lost its keys (a restart): the caller's leases are put
 # back, not reported lost. Local leases (granted on the fallback's share while Redis was away)
@@ -327,7 +327,7 @@ if not epoch then  -- lost: a new one, which every other process's heartbeat tel
   epoch = ARGV[3] .. '/' .. now
   redis.call('SET', KEYS[7], epoch)
 end
-local out = {epoch, 0, restarted and 1 or 0, now, 0}
+local out = {epoch, 0, restarted and 1 or 0, tonumber(t[1]) * 1000000 + tonumber(t[2]), 0}
 for i = 6 + n, 5 + n + m do  -- admitted on a local share while Redis was away: they run
   redis.call('ZADD', KEYS[1], 'NX', now + ttl, ARGV[i])
 end

@@ -24,6 +24,7 @@ import math
 import os
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,6 +75,8 @@ class SharedSlots:
         self.restarts = 0  # times Redis was found without our epoch
         self.own_limit = True  # False: a leader writes the limit; open() only sets a default
         self.clock_offset = 0.0  # Redis's clock minus perf_counter, seconds (each heartbeat)
+        # (round trip, offset) of the last heartbeats: the quickest one's offset is the truest
+        self._clock: deque[tuple[float, float]] = deque(maxlen=8)
         self._limit_written: int | None = None
         self._band_written: bool | None = None
         self.round_trips: list[float] = []  # seconds per acquire script call (bounded)
@@ -218,7 +221,9 @@ class SharedSlots:
         gone = [x for x in local if x not in self.held]  # released while the call ran
         if gone:
             await self._call("release", gone)
-        self.clock_offset = int(raw[3]) / 1000 - (t0 + time.perf_counter()) / 2
+        t1 = time.perf_counter()
+        self._clock.append((t1 - t0, int(raw[3]) / 1e6 - (t0 + t1) / 2))
+        self.clock_offset = min(self._clock)[1]  # a slow round trip is mostly one way
         epoch, seen = _text(raw[0]), max(1, int(raw[1]))
         self._outage.ended(restarted=bool(int(raw[2])))  # back: others may still be away
         # settling, the processes seen before count (a restarted Redis has seen only us)
