@@ -7,7 +7,7 @@ import random
 import anyio
 import pytest
 
-from fairstream import Recorder, ReferenceServer, StreamClient, analyze
+from fairstream import Auto, Recorder, ReferenceServer, StreamClient, analyze
 
 from ._modes import MODES, answer, config
 
@@ -37,13 +37,10 @@ async def mixed_workload(base_url: str, model: str, n: int = 28, seed: int = 0) 
     return recorder
 
 
-# each mode on both presets and both chunkings, in three of the four pairings; one-at-a-time
-# service (4 s a case: 28 requests in a row) in two (suite time)
+# each mode on both presets and both chunkings, in two of the four pairings (suite time; the
+# live probe runs three)
 CASES = [
-    (mode, preset, tpc)
-    for mode in MODES
-    for preset, tpc in (("default-7b", 1), ("default-7b", 3), ("ascend-7b", 3))
-    if mode != "sequential" or tpc == 1 or preset == "ascend-7b"
+    (mode, preset, tpc) for mode in MODES for preset, tpc in (("default-7b", 1), ("ascend-7b", 3))
 ]
 
 
@@ -58,6 +55,6 @@ async def test_passive_analysis_of_a_mixed_workload(mode: str, preset: str, tpc:
     assert len(traces) == 28
     report = analyze(traces)
     assert answer(report.verdict, report.release, report.prefill_stalls) == mode, report.evidence
-    assert report.confidence >= 0.8
+    assert report.confidence >= Auto().confidence  # sure enough for ``auto`` to act on it
     if mode.startswith("static"):
         assert report.batch_size is not None and abs(report.batch_size - cfg.batch_size) <= 1

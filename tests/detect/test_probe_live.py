@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fairstream import Recorder, ReferenceServer, probe
+from fairstream import Auto, Recorder, ReferenceServer, probe
 
 from ._modes import MODES, answer, config, decode_step_range
 
@@ -26,7 +26,7 @@ async def test_probe_tells_the_mode(mode: str, preset: str, tpc: int) -> None:
     with ReferenceServer.in_thread(cfg) as server:
         report = await probe(server.base_url, cfg.model, recorder=recorder)
     assert answer(report.verdict, report.release, report.prefill_stalls) == mode, report.evidence
-    assert report.confidence >= 0.8
+    assert report.confidence >= Auto().confidence  # sure enough for ``auto`` to act on it
     sent = recorder.traces
     assert len(sent) <= 32 and all((t.max_tokens or 0) <= 64 for t in sent)
     if mode.startswith("static"):

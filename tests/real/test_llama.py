@@ -129,14 +129,14 @@ async def test_auto_is_no_worse_than_all_at_once_on_a_mixed_burst(
     ]
     runs: dict[str, list[tuple[float, float]]] = {"naive": [], "auto": []}
     read: list[str] = []  # what each auto run made of the server, for a failure's message
-    for _ in range(2):  # alternate, to spread drift on a shared machine over both
-        for name in ("naive", "auto"):
-            policy = fairstream.Auto() if name == "auto" else None
-            run = await run_workload(server.base_url, MODEL, specs, policy=policy)
-            assert all(t.outcome == "ok" for t in run.traces)
-            runs[name].append(_short_p50_and_makespan(run.traces, run.wall))
-            if policy is not None:
-                read.append(f"{policy.describe()}, peak {policy.peak}, step {policy.step()}")
+    # one of each (suite time: the margins were 0.53 and 0.74 against 1.05)
+    for name in ("naive", "auto"):
+        policy = fairstream.Auto() if name == "auto" else None
+        run = await run_workload(server.base_url, MODEL, specs, policy=policy)
+        assert all(t.outcome == "ok" for t in run.traces)
+        runs[name].append(_short_p50_and_makespan(run.traces, run.wall))
+        if policy is not None:
+            read.append(f"{policy.describe()}, peak {policy.peak}, step {policy.step()}")
     naive = [statistics.median(v) for v in zip(*runs["naive"], strict=True)]
     auto = [statistics.median(v) for v in zip(*runs["auto"], strict=True)]
     _say(
