@@ -123,7 +123,7 @@ def test_server_matrix_resumes_the_rows_a_file_kept(tmp_path: Path) -> None:
 
     kept = tmp_path / "rows.jsonl"
     args = ["--quick", "--rows", "cont-8", "--workloads", "demo,prefill"]
-    args += ["--policies", "naive,auto", "--resume", str(kept)]
+    args += ["--policies", "naive,sorted,auto", "--resume", str(kept)]
     os.environ["FAIRSTREAM_MATRIX_SCALE"] = "0.25"
     try:
         first = run_benchmark("server_matrix.py", *args)
@@ -147,7 +147,7 @@ def test_server_matrix_resumes_the_rows_a_file_kept(tmp_path: Path) -> None:
     assert cells(done, "prefill") == cells(again, "prefill")
     assert any(ln.startswith("| cont-8 / prefill") for ln in again)
     other = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), *args[:-3], "naive,sorted",
+        [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), *args[:-3], "naive,auto",
          "--resume", str(kept)],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
