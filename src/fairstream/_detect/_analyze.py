@@ -274,14 +274,13 @@ class _Analysis:
                 return size, True
             return None, False
         if verdict == "continuous" and self.chunked:
-            floor = self.grace + _min_ttft(reqs)
+            quickest = _min_ttft(reqs)
+            floor = self.grace + quickest
             ends = [t for r in reqs for t in (r.end, r.own_end)]
             # someone queued and got in exactly when another left: the slots were all taken
             if any(
                 r.first - r.sent >= floor
-                and any(
-                    r.sent < t and abs(r.first - _min_ttft(reqs) - t) <= self.grace for t in ends
-                )
+                and any(r.sent < t and abs(r.first - quickest - t) <= self.grace for t in ends)
                 for r in reqs
             ):
                 return overlap, True
