@@ -9,6 +9,7 @@ Rule 2: a request's *own* end is when its content really ended: the last content
 
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -79,13 +80,30 @@ def _content_chunks(t: StreamTrace) -> tuple[tuple[float, ...], tuple[float, ...
 
 
 def estimate_step(reqs: Sequence[Req]) -> float | None:
-    """Median time per token between consecutive content chunks: the decode step."""
-    gaps = [
-        (b - a) / k
+    """Median time per token between consecutive content chunks: the decode step.
+
+    Chunks a busy client read together (closer than a quarter of the typical time per token,
+    from each request's span) count as one read carrying their tokens: a 2-core client reading
+    16 streams at 100 tokens/s each read a third of a burst's short answers in bunches, and the
+    plain median of gaps said 0.4 ms where the server stepped every 13.5 ms (session 48).
+    """
+    rates = [
+        (r.times[-2] - r.times[0]) / k
         for r in reqs
-        for a, b, k in zip(r.times, r.times[1:], r.ktoks[1:], strict=False)
-        if b > a
+        if len(r.times) >= 3 and (k := sum(r.ktoks[1:-1])) > 0 and r.times[-2] > r.times[0]
     ]
+    floor = 0.25 * statistics.median(rates) if rates else 0.0
+    gaps = []
+    for r in reqs:
+        groups: list[list[float]] = []  # reads taken together: [first read's time, tokens]
+        prev = None
+        for t, k in zip(r.times, r.ktoks, strict=False):
+            if prev is not None and (t - prev < floor or t <= prev):
+                groups[-1][1] += k
+            else:
+                groups.append([t, k])
+            prev = t
+        gaps += [(b[0] - a[0]) / b[1] for a, b in itertools.pairwise(groups) if b[1] > 0]
     return statistics.median(gaps) if len(gaps) >= 3 else None
 
 
