@@ -299,7 +299,11 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         # and a slot (or batch) frees only at an end: with none since it was sent, a late start
         # was our own client or the server's CPU (64 streams on 2 cores), not a full server
         freed = any(sent <= e <= now for e in self._ends)
-        full = self._late(waited, 3) and not grew and self.running >= self._proved and freed
+        # converged on a continuous server, 2 steps: one request always waiting at the server
+        # for the next slot's end shows only so, and costs every start its 4-step SLO
+        steady = self.kind == "continuous" and not self.slow_start
+        full = self._late(waited, 2 if steady else 3) and not grew and freed
+        full = full and self.running >= self._proved
         # a probe is dropped sooner: a request 2 steps late already paid for the slot it sought
         full = full or (self._probe > 0 and not grew and freed and self._late(waited, 2))
         if full:
@@ -314,7 +318,11 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
             self._full()  # the server is full: probe again later
             # fewer slots, unless a probe sent within a step after it overtook it over HTTP
             overtaken = any(sent <= t <= sent + self._unit() for t in self._overshot)
-            if self.kind == "continuous" and self._late(waited, 4) and not overtaken:
+            if (
+                self.kind == "continuous"
+                and self._late(waited, 2 if steady else 4)
+                and not overtaken
+            ):
                 self.peak = max(self.running, self.peak - 1)
         elif self.slow_start and grew:
             # a slot nobody freed: one more may wait; two once the server has refilled (it is
@@ -373,7 +381,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
     def _refilled(self, now: float, ended: int | None = None) -> None:
         """Count the refills ``now`` confirms (2 steps' slack, 30 ms at least: client stamps'
         jitter); two decide the server is continuous."""
-        if self._refills.seen(now, max(2 * self._unit(), 0.03), ended):
+        if self._refills.pending and self._refills.seen(now, max(2 * self._unit(), 0.03), ended):
             self._batches.explore = self._in_time()  # look again at once
             if self._refills.count >= 2 and self.kind in ("unknown", "static"):
                 self._become("continuous", "requests started while earlier ones still ran")

@@ -23,6 +23,11 @@ class Refills:
         self.last = -math.inf  # the start of the latest refill counted
         self._open: list[tuple[float, set[int]]] = []  # (a start, earlier ones still running)
 
+    @property
+    def pending(self) -> bool:
+        """Starts still to be confirmed (or dropped)."""
+        return bool(self._open)
+
     def started(self, now: float, earlier: set[int]) -> None:
         """A request's first token at ``now`` while ``earlier`` (started before it was sent)
         ran: a refill, if one of them still runs past the slack."""
