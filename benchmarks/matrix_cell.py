@@ -38,9 +38,12 @@ import argparse
 import ast
 import asyncio
 import itertools
+import json
 import math
+import os
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +52,40 @@ import server_matrix as sm
 
 from fairstream import Auto, StreamTrace
 from fairstream._dispatch._tail import critical_first, most_running
+
+
+class BatchLog:
+    """The reference server's static batches as it formed them (``batch_log/sitecustomize.py``
+    in the server's process), read run by run."""
+
+    def __init__(self, path: str) -> None:
+        self.path, self.offset = path, 0
+
+    @classmethod
+    def start(cls) -> BatchLog:
+        """Point the servers started after this at a fresh log file."""
+        fd, path = tempfile.mkstemp(prefix="fairstream-batches-", suffix=".jsonl")
+        os.close(fd)
+        hook = os.path.join(os.path.dirname(os.path.abspath(__file__)), "batch_log")
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            p for p in (hook, os.environ.get("PYTHONPATH")) if p
+        )
+        os.environ["FAIRSTREAM_BATCH_LOG"] = path
+        return cls(path)
+
+    def since_last(self, row: sm.Row) -> str:
+        """The batches formed since the last call: their sizes, and those short of B."""
+        with open(self.path) as f:
+            f.seek(self.offset)
+            lines = f.read().splitlines()
+            self.offset = f.tell()
+        sizes = [len(json.loads(x)[1]) for x in lines]
+        b = row.config.batch_size
+        short = sum(1 for n in sizes[2:-1] if n < b)  # past the cold start, before the tail
+        return (
+            f"\n           server: {len(sizes)} batches, {short} short of B={b} past the first"
+            f" two and before the last ({sum(1 for n in sizes if n == 1)} of one): {sizes}"
+        )
 
 
 class WatchedAuto(Auto):
@@ -187,6 +224,7 @@ async def one_run(
     seed: int,
     sends: int = 0,
     by_send: bool = False,
+    batches: BatchLog | None = None,
 ) -> tuple[str, tuple[float, ...]]:
     """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput,
     and E2E's parts (:func:`parts`)."""
@@ -231,11 +269,13 @@ async def one_run(
     )
     if by_send:
         out += slices(traces, row)
+    if batches is not None:
+        out += batches.since_last(row)
     if isinstance(policy, WatchedAuto):
         late = [(a, b, th) for a, b, th in policy.starts if b - a > th]
         explained = sum(1 for a, b, th in late if b - a - lag.within(a, b) <= th)
         out += (
-            f"\n           auto settled: {policy.kind}, peak {policy.peak}, limit {policy.limit()},"
+            f"\n           auto settled: {policy.describe()}, peak {policy.peak},"
             f" misses {policy._misses}; starts late by its own threshold {len(late)} of"
             f" {len(policy.starts)}, {explained} of them within it once the loop's lag is taken off"
         )
@@ -251,7 +291,7 @@ async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> N
             jobs = sm.workload(args.workload, seed, row, args.quick)
             for name in args.policies:
                 text, figures = await one_run(
-                    url, model, row, jobs, name, seed, args.sends, args.slices
+                    url, model, row, jobs, name, seed, args.sends, args.slices, args.batch_log
                 )
                 print(text, flush=True)
                 runs[name].append(figures)
@@ -289,8 +329,10 @@ if __name__ == "__main__":
     ap.add_argument("--quick", action="store_true", help="half-size workload")
     ap.add_argument("--sends", type=int, default=0, help="print auto's every N-th send")
     ap.add_argument("--slices", action="store_true", help="each run by when requests were sent")
+    ap.add_argument("--batches", action="store_true", help="static rows: the server's batches")
     a = ap.parse_args()
     r = next(r for r in rows if r.name == a.row)
+    a.batch_log = BatchLog.start() if a.batches else None  # before the server starts
     print(f"{r.name} / {a.workload}, time scale {r.scale}, policies {','.join(a.policies)}")
     with sm.serve(r) as (url, model):
 
@@ -298,4 +340,6 @@ if __name__ == "__main__":
             await main(a, url, model, await sm.calibrated(r, url, model))
 
         asyncio.run(go(url, model))
+    if a.batch_log is not None:
+        os.remove(a.batch_log.path)
     sys.exit(0)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -255,6 +256,7 @@ def main() -> int:
                   f" {med([c['span'] for c in calm]):.2f} s")  # fmt: skip
     finally:
         rs.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import os
-import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,7 +33,9 @@ def serve() -> ServerFactory:
 
 
 @pytest.fixture(autouse=True)
-def _alone_when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
+def _alone_when_marked(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     """A test marked ``alone`` runs while no other xdist worker runs one.
 
     A readers-writer lock over a file shared by this run's workers: every test holds it
@@ -43,11 +43,12 @@ def _alone_when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
     a timing comparison there read another worker's test as the dispatcher's doing (CI,
     session 34: ``auto`` 2.2x all at once's E2E p50 where it is 0.4-0.6x alone).
     """
-    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-    if run is None:  # one process: nothing runs beside it
+    if "PYTEST_XDIST_TESTRUNUID" not in os.environ:  # one process: nothing runs beside it
         yield
         return
-    path = Path(tempfile.gettempdir()) / f"fairstream-tests-{run}.lock"
+    # a worker's base temp is ``<the run's base temp>/popen-gwN``: the parent is this run's
+    # alone, and pytest removes it with old runs (a file in /tmp stayed behind every run)
+    path = tmp_path_factory.getbasetemp().parent / "alone.lock"
     alone = request.node.get_closest_marker("alone") is not None
     with path.open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
