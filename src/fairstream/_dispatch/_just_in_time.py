@@ -8,14 +8,12 @@ A mixin of :class:`~fairstream.Auto` (its static half; the bookkeeping per reque
 from __future__ import annotations
 
 import math
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ._batches import Batches, take_band
 
 if TYPE_CHECKING:
-    from .._trace import StreamTrace
     from ._job import Job
     from ._queue import FairQueue
 
@@ -42,7 +40,6 @@ class JustInTime:
     _log_change: Callable[[str], None]
     slow_start: bool
     _now: float
-    _wire: deque[float]  # recent requests: seconds from admission until sent (_note_wire)
 
     @property
     def _batch(self) -> int:
@@ -87,7 +84,7 @@ class JustInTime:
         longest (or of 16 tokens); the next batch goes when due, or is held (``Batches``)."""
         batches, running = self._batches, len(self._running)
         if self._in_time() and running and not batches.sent_ahead:
-            due = self._due()
+            due = batches.due(self._running, self.step(), self._lead())
             batches.due_now = due is not None and now >= due
         room = self.limit() - in_flight
         if self._in_time() and not running and batches.left_over(self._waiting):
@@ -112,28 +109,8 @@ class JustInTime:
         if self._b_lower_bound():
             times.append(self._batches.overdue_at(self._waiting, self._overdue()) or -math.inf)
         if self._in_time() and not self._batches.sent_ahead:
-            times.append(self._due() or -math.inf)
+            times.append(self._batches.due(self._running, self.step(), self._lead()) or -math.inf)
         return times
-
-    def _due(self) -> float | None:
-        """When the next batch goes: :meth:`_lead` steps before the running one's expected end,
-        and earlier by twice what our client takes to get a request on the wire, for the
-        server to read it too (3 ms a request on a busy 2-core client: the last of a batch of 8
-        went 25 ms after its first, the server formed its batch without it, and it ran alone
-        after it, a whole run for one request)."""
-        due = self._batches.due(self._running, self.step(), self._lead())
-        return None if due is None else due - 2 * self._send_lead()
-
-    def _note_wire(self, job: Job, traces: Sequence[StreamTrace]) -> None:
-        """How long after its admission ``job``'s request was sent (each clock's own origin)."""
-        t = traces[0] if traces else None
-        if t is not None and t.sent is not None and t.enqueued is not None and job.sent:
-            self._wire.append(max(0.0, (t.sent - t.enqueued) - (job.sent - job.enqueued)))
-
-    def _send_lead(self) -> float:
-        """The time a batch takes to reach the wire: the p90 of recent requests' (0: unknown)."""
-        waits = sorted(self._wire)
-        return waits[int(0.9 * (len(waits) - 1))] if waits else 0.0
 
     def _due_slots(self) -> int | None:
         """Kind unknown, slow start over (a request waited for a slot), the running requests'
