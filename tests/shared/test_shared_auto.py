@@ -9,11 +9,15 @@ import time
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import httpx
 import redis as redis_lib
 
 from fairstream import Dispatcher, ReferenceServer, ServerConfig
+from fairstream._dispatch._job import Job
+from fairstream._dispatch._leader import Samples
 from fairstream._dispatch._lua import keys
+from fairstream._dispatch._shared import SharedSlots
 
 from .conftest import RedisServer
 from .test_shared_slots import WORKER, _worker
@@ -58,6 +62,27 @@ async def test_the_leader_sees_a_static_server_as_static_from_several_processes(
     assert policy is not None
     assert policy.kind == "static" and policy.batch_size == 4, (policy.changes, policy.report)
     assert not any("continuous" in c for c in policy.changes), policy.changes
+
+
+async def test_samples_cut_mid_publish_still_reach_the_stream(redis_server: RedisServer) -> None:
+    """The dispatcher closing cancels its publisher, maybe mid-send: the batch it had taken from
+    the buffer must still reach Redis (it was lost, and the leader waited for those jobs' ends
+    forever: CI's run of session 49)."""
+    slots = SharedSlots(redis_server.url, "cut", ttl=5)
+    await slots.open()
+    try:
+        samples = Samples(slots)
+        for jid in range(50):
+            samples.add("send", Job(jid=jid, expected_tokens=4), time.perf_counter())
+        await slots._redis.connection_pool.disconnect()  # as when the others hold them: the
+        async with anyio.create_task_group() as tg:  # send first awaits a new connection
+            tg.start_soon(samples.flush)
+            while samples._buffer:  # the publisher took the batch: it is on its way
+                await anyio.lowlevel.checkpoint()
+            tg.cancel_scope.cancel()
+        assert await slots._redis.xlen(slots.keys["samples"]) == 50
+    finally:
+        await slots.aclose()
 
 
 B = 4

@@ -72,10 +72,14 @@ class Samples:
         self._buffer.append(json.dumps(item))
 
     async def flush(self) -> None:
+        """Publish what is buffered. Shielded: the dispatcher closing cancels the publisher,
+        and a batch taken from the buffer but cut mid-send was lost (the leader then waits for
+        those jobs' ends forever); Redis's socket timeout bounds the wait."""
         if not self._buffer:
             return
         batch, self._buffer = self._buffer, []
-        await self.slots.xadd_samples(batch)
+        with anyio.CancelScope(shield=True):
+            await self.slots.xadd_samples(batch)
 
 
 class Leader:
