@@ -79,12 +79,17 @@ class BatchLog:
             f.seek(self.offset)
             lines = f.read().splitlines()
             self.offset = f.tell()
-        sizes = [len(json.loads(x)[1]) for x in lines]
+        batches = [json.loads(x) for x in lines]
+        sizes = [len(x[1]) for x in batches]
+        idle = [x[3] for x in batches if len(x) > 3 and x[3] is not None]
         b = row.config.batch_size
         short = sum(1 for n in sizes[2:-1] if n < b)  # past the cold start, before the tail
         return (
             f"\n           server: {len(sizes)} batches, {short} short of B={b} past the first"
             f" two and before the last ({sum(1 for n in sizes if n == 1)} of one): {sizes}"
+            f"\n           server idle between batches: {sum(idle):.2f} s of engine time"
+            f" (1 s of it {row.config.time_scale:g} s of ours), {len(idle)} gaps, the longest"
+            f" {max(idle, default=0.0) * 1000:.0f} ms"
         )
 
 
@@ -225,6 +230,7 @@ async def one_run(
     sends: int = 0,
     by_send: bool = False,
     batches: BatchLog | None = None,
+    changes: bool = False,
 ) -> tuple[str, tuple[float, ...]]:
     """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput,
     and E2E's parts (:func:`parts`)."""
@@ -279,6 +285,8 @@ async def one_run(
             f" misses {policy._misses}; starts late by its own threshold {len(late)} of"
             f" {len(policy.starts)}, {explained} of them within it once the loop's lag is taken off"
         )
+        if changes:  # each change of kind or B, and why
+            out += "".join(f"\n             change: {c}" for c in policy.changes)
         if sends:  # every n-th send: what auto saw then (waiting: sent, no first token yet)
             out += "\n" + "\n".join(policy.sends[::sends])
     return out, (cell.e2e_p50[-1], cell.makespan[-1], cell.good4[-1], *split)
@@ -291,7 +299,16 @@ async def main(args: argparse.Namespace, url: str, model: str, row: sm.Row) -> N
             jobs = sm.workload(args.workload, seed, row, args.quick)
             for name in args.policies:
                 text, figures = await one_run(
-                    url, model, row, jobs, name, seed, args.sends, args.slices, args.batch_log
+                    url,
+                    model,
+                    row,
+                    jobs,
+                    name,
+                    seed,
+                    args.sends,
+                    args.slices,
+                    args.batch_log,
+                    args.changes,
                 )
                 print(text, flush=True)
                 runs[name].append(figures)
@@ -330,6 +347,7 @@ if __name__ == "__main__":
     ap.add_argument("--sends", type=int, default=0, help="print auto's every N-th send")
     ap.add_argument("--slices", action="store_true", help="each run by when requests were sent")
     ap.add_argument("--batches", action="store_true", help="static rows: the server's batches")
+    ap.add_argument("--changes", action="store_true", help="auto's changes of kind or B, and why")
     a = ap.parse_args()
     r = next(r for r in rows if r.name == a.row)
     a.batch_log = BatchLog.start() if a.batches else None  # before the server starts

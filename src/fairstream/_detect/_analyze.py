@@ -253,7 +253,9 @@ class _Analysis:
         if verdict == "static":
             groups = sig.start_clusters(reqs, tol).groups
             full = [len(g) for g in groups if sig.saturated(g, reqs, tol)]
-            size = max(full) if full else max(len(g) for g in groups)
+            # waves with room around them, when any was full: chained or split ones misread B
+            whole = [len(g) for g in sig.isolated(groups, 3 * tol) if sig.saturated(g, reqs, tol)]
+            size = max(whole or full) if full else max(len(g) for g in groups)
             self.ev.append(
                 Evidence(
                     "batch_waves",

@@ -160,6 +160,20 @@ def start_clusters(reqs: Sequence[Req], tol: float) -> Clusters:
     return Clusters(_cluster(reqs, lambda r: r.first, tol))
 
 
+def isolated(groups: Sequence[Sequence[Req]], gap: float) -> list[Sequence[Req]]:
+    """Start clusters (in time order) at least ``gap`` from both neighbours. A client reading a
+    backlog late chains the first tokens of two short batches a step apart into one wave (B
+    read as 9-13 on a B=8 server over HTTP), or splits one at a stall; a batch that ran a
+    while between two others shows whole."""
+    out = []
+    for i, g in enumerate(groups):
+        before = i == 0 or g[0].first - groups[i - 1][-1].first >= gap
+        after = i == len(groups) - 1 or groups[i + 1][0].first - g[-1].first >= gap
+        if before and after:
+            out.append(g)
+    return out
+
+
 def _cluster(reqs: Sequence[Req], get: Callable[[Req], float], tol: float) -> list[list[Req]]:
     ordered = sorted(reqs, key=get)
     groups: list[list[Req]] = []

@@ -128,6 +128,8 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self._started_sent = -math.inf  # the latest send of a request that started
         self._full_seen = 0  # slow start: what ran while one sent with them waited it out
         self._overshot: deque[float] = deque(maxlen=64)  # sends above the peak (no handover)
+        self._wire: deque[float] = deque(maxlen=32)  # admission to sent, s (_just_in_time.py)
+        self._full_next = False  # the next batch is a full one (_just_in_time.py)
         self.learn(prior)
 
     # -- the limit -----------------------------------------------------------------------------
@@ -364,6 +366,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         if job.ok and self._overloads:
             self._overloads -= 1
         self._recent.extend(t for t in traces if t.outcome == "ok")
+        self._note_wire(job, traces)
         self._tpots.extend(t.tpot for t in traces if t.tpot)
         for t in traces:
             if len(t.content_chunk_times) > 1:

@@ -94,7 +94,11 @@ class Batches:
         """At a batch's end: its size if it ran full while a request that competed for it
         waited through it (sent with its members, or before it formed: a quickest first token
         before its first one); else None. The detector, which does not know what was in
-        flight, needs a burst it did not send to see this."""
+        flight, needs a burst it did not send to see this. Not when some of it ended before the
+        rest started: a busy client read a batch of 16 one- and two-token answers as 10
+        running at once, B = 10 on a B=16 server (session 50)."""
+        if self.peak < len(self.sends):
+            return None
         formed = self.first - quickest
         held = any(
             sent < formed or any(abs(sent - s) < 1e-3 for s in self.sends)
