@@ -13,14 +13,8 @@ seed, each against the same server process.
 submit): how many, the others in flight at their sends, TTFT p50 and the share of their tokens
 on time at the 4-step SLO: where in a burst a policy keeps requests waiting at the server.
 
-Besides the matrix's policies, ``auto-any-pause`` is ``auto`` with its long-first rule as it
-was until session 34 (at any 4-step pause in arrivals, not only at a burst's tail);
-``auto-seq-wait`` is ``auto`` keeping one request waiting at a sequential server, as until
-session 39; ``auto-fcfs-gap`` counts, at a continuous server's start, only requests sent a
-quickest first token before it that still wait as holding a slot; ``auto-cap<f>`` keeps slow
-start's sends above the proven slots to ``f`` x the peak (``auto-ccap<f>``: once the server is
-known continuous); ``auto:k=v+k=v`` is ``Auto(k=v, ...)`` (e.g. ``auto:ramp_doubles=False``);
-readings in benchmarks/README, session 40.
+Besides the matrix's policies, ``auto``'s variants tried side by side (``cell_policies.py``:
+``auto-any-pause``, ``auto-churn``, ``auto-floor64``, ``auto:k=v``, ...).
 
 ``--sends N`` prints every N-th of ``auto``'s sends with what it saw then: slow start or the
 kind, its peak, slow start's offer, the probe, slots due within a step (handovers), how many
@@ -35,23 +29,21 @@ Exits 0.
 from __future__ import annotations
 
 import argparse
-import ast
 import asyncio
 import itertools
 import json
-import math
 import os
 import statistics
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
+import cell_policies
 import server_matrix as sm
 
-from fairstream import Auto, StreamTrace
-from fairstream._dispatch._tail import critical_first, most_running
+from fairstream import StreamTrace
+from fairstream._dispatch._tail import most_running
 
 
 class BatchLog:
@@ -91,73 +83,6 @@ class BatchLog:
             f" (1 s of it {row.config.time_scale:g} s of ours), {len(idle)} gaps, the longest"
             f" {max(idle, default=0.0) * 1000:.0f} ms"
         )
-
-
-class WatchedAuto(Auto):
-    """``auto`` that keeps its starts: (sent, first token, its late threshold then), and what
-    it saw at each send (``--sends``)."""
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(**options)
-        self.starts: list[tuple[float, float, float]] = []
-        self.sends: list[str] = []
-        self._t0: float | None = None
-
-    def on_send(self, job: Any, now: float) -> None:
-        self._t0 = now if self._t0 is None else self._t0
-        due = self._handovers()
-        super().on_send(job, now)
-        self.sends.append(
-            f"    {now - self._t0:6.3f} s  {'slow start' if self.slow_start else self.kind:<10}"
-            f" peak {self.peak:3d} offer {self._offer:3d} probe {self._probe} handovers {due:2d}"
-            f"  running {self.running:3d} waiting {len(self._waiting):3d}"
-            f"  length {job.expected_tokens}"
-        )
-
-    def on_first_token(self, job: Any, now: float) -> None:
-        sent = self._waiting.get(job.jid)
-        if sent is not None:
-            self.starts.append((sent, now, self._quickest + 3 * self._unit()))
-        super().on_first_token(job, now)
-
-
-class FcfsGapAuto(WatchedAuto):
-    """Experiment (session 40): on a continuous server a start counts a request sent before it
-    that still waits as holding a slot only if sent a quickest first token earlier (the sends
-    of one admission reach the server in any order)."""
-
-    def _held(self, sent: float, now: float) -> int:
-        held = super()._held(sent, now)
-        if self.kind != "continuous":
-            return held
-        lately = sent - self._quickest  # sent with it, or just before: not counted
-        return held - sum(1 for t in self._waiting.values() if lately <= t < sent)
-
-
-class CappedAuto(WatchedAuto):
-    """Experiment: slow start keeps at most ``cap`` x peak sends above the slots it proved."""
-
-    def __init__(
-        self, cap: float = 0.5, kinds: tuple[str, ...] = ("unknown", "continuous"), **options: Any
-    ) -> None:
-        super().__init__(**options)
-        self.cap, self.kinds = cap, kinds
-
-    def budget(self) -> int:
-        b = super().budget()
-        if self.slow_start and self.kind in self.kinds and self.peak:
-            free = max(self.peak - self.running, 0)
-            b = min(b, free + max(1, int(self.cap * self.peak)))
-        return b
-
-
-class AnyPauseAuto(WatchedAuto):
-    """``auto`` as it was until session 34, side by side with today's: the long-first rule of
-    a burst's tail fires at any pause of 4 steps in arrivals (an open loop's too)."""
-
-    def _admit_critical_first(self, queue: Any, in_flight: int, now: float) -> list[Any]:
-        room = self.limit() - in_flight
-        return critical_first(queue, room, now, self.peak, 4 * self._unit(), math.inf)
 
 
 @dataclass
@@ -234,24 +159,7 @@ async def one_run(
 ) -> tuple[str, tuple[float, ...]]:
     """One policy on one seed: its printed line(s), and its E2E p50, makespan, 4-step goodput,
     and E2E's parts (:func:`parts`)."""
-    policy: str | Auto = name
-    if name == "auto":
-        policy = WatchedAuto()
-    elif name == "auto-any-pause":  # the burst-tail rule as before session 34
-        policy = AnyPauseAuto()
-    elif name == "auto-no-handover":  # as in server_matrix.py: no slot's next request ahead
-        policy = WatchedAuto(handover=0)
-    elif name.startswith("auto:"):  # auto:k=v+k=v: Auto's options, e.g. auto:ramp_doubles=False
-        pairs = (kv.split("=", 1) for kv in name[5:].split("+"))
-        policy = WatchedAuto(**{k: ast.literal_eval(v) for k, v in pairs})
-    elif name.startswith("auto-cap"):  # auto-cap0.5: CappedAuto(cap=0.5)
-        policy = CappedAuto(cap=float(name[8:]))
-    elif name.startswith("auto-ccap"):  # auto-ccap0.5: the cap once known continuous
-        policy = CappedAuto(cap=float(name[9:]), kinds=("continuous",))
-    elif name == "auto-fcfs-gap":  # only earlier admissions' waiting sends hold slots
-        policy = FcfsGapAuto()
-    elif name == "auto-seq-wait":  # sequential: one kept waiting at the server (until session 39)
-        policy = WatchedAuto(sequential_wait=True)
+    policy = cell_policies.make(name)
     lag = LoopLag()
     monitor = asyncio.create_task(lag.run())
     c0, w0 = time.process_time(), time.perf_counter()
@@ -277,7 +185,7 @@ async def one_run(
         out += slices(traces, row)
     if batches is not None:
         out += batches.since_last(row)
-    if isinstance(policy, WatchedAuto):
+    if isinstance(policy, cell_policies.WatchedAuto):
         late = [(a, b, th) for a, b, th in policy.starts if b - a > th]
         explained = sum(1 for a, b, th in late if b - a - lag.within(a, b) <= th)
         out += (
