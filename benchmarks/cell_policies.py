@@ -10,6 +10,7 @@ variants tried against it side by side, each a reading in benchmarks/README or a
 - ``auto-churn``: a continuous server's probe made larger by the requests that end within a
   first token's time, and a late start read as a slot wait only with the peak (less one)
   running (``auto-churn-norun``: the probe alone; session 51);
+- ``auto-rounds``: probing in rounds of the churn and one more, judged by growth (session 51);
 - ``auto-floor<N>``: the peak held at N or more once slow start ends on a continuous server
   (what a right slot count would give; session 51);
 - ``auto:k=v+k=v``: ``Auto(k=v, ...)``; ``auto-no-handover``: ``Auto(handover=0)``.
@@ -151,6 +152,70 @@ class FloorAuto(WatchedAuto):
             self.peak = max(self.peak, self.floor)
 
 
+class RoundAuto(ChurnAuto):
+    """Experiment (session 51): on a continuous server, past slow start, probing goes in rounds
+    judged by growth, not by late starts: while requests wait in our queue and the probe is on,
+    a round sends the churn and one more above the peak; after two first tokens' time it
+    succeeded if the peak grew (the next round follows), else the server is full there: the
+    probe stops for ``peak`` completions, doubled after each failed round (up to 16x). A late
+    start sent within a round proves nothing (over a busy 2-core client half the starts are
+    "late"); outside rounds the late-start rules stand."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(guard=False, **options)
+        self._round: tuple[float, int, int] | None = None  # (opened, peak then, extra)
+        self.rounds = [0, 0]  # succeeded, failed
+
+    def _steady(self) -> bool:
+        return self.kind == "continuous" and not self.slow_start
+
+    def _close_round(self, now: float) -> None:
+        if self._round is None:
+            return
+        opened, peak, _ = self._round
+        ttft = statistics.median(self._ttfts) if self._ttfts else self._unit()
+        if now < opened + 2 * ttft + self._unit():
+            return
+        self._round = None
+        if self.peak > peak:
+            self.rounds[0] += 1
+            self._misses = 0
+        else:
+            self.rounds[1] += 1
+            self._misses, self._miss_peak = min(self._misses + 1, 4), self.peak
+            self._probe, self._calm = 0, self.peak << self._misses
+
+    def budget(self) -> int:
+        b = Auto.budget(self)
+        if self._round is not None and self._steady():
+            b += self._round[2]
+        return b
+
+    def admit(self, queue: Any, in_flight: int, now: float) -> list[Any]:
+        self._close_round(now)
+        if self._steady() and self._probe > 0 and self._round is None and len(queue):
+            self._round = (now, self.peak, self.churn() + 1)
+        return super().admit(queue, in_flight, now)
+
+    def on_first_token(self, job: Any, now: float) -> None:
+        sent = self._waiting.get(job.jid)
+        in_round = self._round is not None and sent is not None and sent >= self._round[0]
+        kept = (self._probe, self._calm, self._misses, self._miss_peak, self.peak)
+        super().on_first_token(job, now)
+        if in_round and self._steady() and self._probe == 0 and self._calm != kept[1]:
+            # judged by growth at the round's end, not by this late start
+            self._probe, self._calm, self._misses, self._miss_peak, self.peak = kept
+        self._close_round(now)
+
+    def next_wakeup(self, now: float) -> float | None:
+        wake = super().next_wakeup(now)
+        if self._round is not None:
+            ttft = statistics.median(self._ttfts) if self._ttfts else self._unit()
+            due = self._round[0] + 2 * ttft + self._unit()
+            wake = due if wake is None or due < wake else wake
+        return wake
+
+
 def make(name: str) -> str | Auto:
     """The policy ``name`` names: a watched ``auto`` or one of its variants (above), else the
     name itself (``naive``, ``fixed:8``, ... for ``server_matrix.run_cell``)."""
@@ -173,6 +238,8 @@ def make(name: str) -> str | Auto:
         return WatchedAuto(sequential_wait=True)
     if name in ("auto-churn", "auto-churn-norun"):
         return ChurnAuto(guard=name == "auto-churn")
+    if name == "auto-rounds":
+        return RoundAuto()
     if name.startswith("auto-floor"):
         return FloorAuto(int(name[10:]))
     return name

@@ -16,6 +16,7 @@ def test_names_map_to_their_variants() -> None:
     churn, bare = cp.make("auto-churn"), cp.make("auto-churn-norun")
     assert isinstance(churn, cp.ChurnAuto) and churn.guard
     assert isinstance(bare, cp.ChurnAuto) and not bare.guard
+    assert isinstance(cp.make("auto-rounds"), cp.RoundAuto)
     floor = cp.make("auto-floor32")
     assert isinstance(floor, cp.FloorAuto) and floor.floor == 32
     options = cp.make("auto:handover=0.5+start=4")
@@ -42,3 +43,21 @@ def test_the_probe_grows_by_the_churn_only_while_probing() -> None:
     idle = auto.budget()
     auto._probe = 1
     assert auto.budget() == idle + 1 + auto.churn()
+
+
+def test_a_round_that_grew_nothing_stops_the_probe_and_backs_off() -> None:
+    auto = cp.RoundAuto()
+    auto.kind, auto.slow_start, auto.peak, auto._probe = "continuous", False, 16, 1
+    auto._ttfts.extend([0.05] * 3)
+    auto._tpots.extend([0.01] * 3)
+    auto._fastest[17] = 0.02  # the quickest first token: a step is 10 ms
+    auto._round = (1.0, 16, 3)  # opened at 1.0 s at a peak of 16, three above it
+    auto._close_round(1.05)  # before two first tokens' time: still open
+    assert auto._round is not None and auto._probe == 1
+    auto._close_round(1.2)
+    assert auto._round is None and auto.rounds == [0, 1]
+    assert (auto._probe, auto._misses, auto._calm) == (0, 1, 32)  # 16 completions, doubled
+    auto._probe, auto._round = 1, (2.0, 16, 3)
+    auto.peak = 18  # grew within the round
+    auto._close_round(2.2)
+    assert auto.rounds == [1, 1] and auto._misses == 0 and auto._probe == 1
