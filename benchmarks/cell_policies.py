@@ -169,12 +169,16 @@ class RoundAuto(ChurnAuto):
     def _steady(self) -> bool:
         return self.kind == "continuous" and not self.slow_start
 
+    def _round_due(self, opened: float) -> float:
+        """When a round opened at ``opened`` is judged: two first tokens' time and a step."""
+        ttft = statistics.median(self._ttfts) if self._ttfts else self._unit()
+        return opened + 2 * ttft + self._unit()
+
     def _close_round(self, now: float) -> None:
         if self._round is None:
             return
         opened, peak, _ = self._round
-        ttft = statistics.median(self._ttfts) if self._ttfts else self._unit()
-        if now < opened + 2 * ttft + self._unit():
+        if now < self._round_due(opened):
             return
         self._round = None
         if self.peak > peak:
@@ -210,8 +214,7 @@ class RoundAuto(ChurnAuto):
     def next_wakeup(self, now: float) -> float | None:
         wake = super().next_wakeup(now)
         if self._round is not None:
-            ttft = statistics.median(self._ttfts) if self._ttfts else self._unit()
-            due = self._round[0] + 2 * ttft + self._unit()
+            due = self._round_due(self._round[0])
             wake = due if wake is None or due < wake else wake
         return wake
 
