@@ -228,3 +228,33 @@ async def test_the_matrix_measures_llama_cpp_s_step_on_this_machine(llama: Any) 
     lone = statistics.median(trace.itl)
     assert 0.6 < lone / cal.step < 1.6, (lone, cal)
     assert cal.full > 0.9 * cal.step, cal
+
+
+async def test_the_matrix_s_prefill_mix_pays_every_prompt_s_prefill(llama: Any) -> None:
+    """llama.cpp reuses the prompt prefix a slot already holds: a prompt after a longer one
+    of the same text costs it two tokens. The matrix's prefill mix leads each prompt with its
+    own byte, so every prompt is computed whole, as distinct users' prompts are."""
+    import dataclasses
+
+    import server_matrix
+
+    server = llama(1)  # one slot: each request finds the previous prompt in it
+    row = next(r for r in server_matrix.LLAMA_ROWS if r.name == "llama-np1")
+    jobs = server_matrix.workload("prefill", 0, row, quick=True)[:2]
+    longer, shorter = (
+        dataclasses.replace(j, prompt_words=w) for j, w in zip(jobs, (200, 150), strict=True)
+    )
+
+    async def computed(text: str) -> int:
+        body = {"model": MODEL, "messages": [{"role": "user", "content": text}], "max_tokens": 2}
+        async with httpx.AsyncClient(timeout=60) as http:
+            r = await http.post(server.base_url + "/chat/completions", json=body)
+        return int(r.json()["timings"]["prompt_n"])
+
+    whole = await computed(server_matrix.prompt(longer))
+    assert whole >= 2 * 200 - 1, whole  # byte tokens: two a word, nothing cached
+    assert longer.lead != shorter.lead
+    assert await computed(server_matrix.prompt(shorter)) >= 2 * 150 - 1
+    same_text = [dataclasses.replace(j, lead="w") for j in (longer, shorter)]
+    await computed(server_matrix.prompt(same_text[0]))
+    assert await computed(server_matrix.prompt(same_text[1])) < 10  # what the mix measured
