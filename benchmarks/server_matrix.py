@@ -189,9 +189,9 @@ def workload(name: str, seed: int, row: Row, quick: bool) -> list[Job]:
         # each prompt leads with its own byte: with one shared text llama.cpp's prompt cache
         # made a prompt after a longer one nearly free (2 of 1001 tokens computed), and the
         # order of prompt lengths, not their prefill, set the cell (session 53). llama.cpp
-        # computes every token of a prompt (4.6 ms each at one thread, the matrix running
-        # beside it): a quarter of the words, 150-300 tokens, 0.7-1.4 s a prompt there, keeps
-        # a run near the reference rows' length (the reference server counts 4 bytes a token)
+        # computes every token of a prompt (1001 took 4.6 s at one thread, the matrix running
+        # beside it): a quarter of the words, 150-300 tokens, keeps a run near the reference
+        # rows' length (the reference server counts 4 bytes a token, so its prompts stay whole)
         div = 4 if row.config is None else 1
         return [
             Job(0.0, rng.randint(4, 16), rng.randint(300, 600) // div, LEADS[i])
