@@ -252,9 +252,9 @@ async def test_the_matrix_s_prefill_mix_pays_every_prompt_s_prefill(llama: Any) 
         return int(r.json()["timings"]["prompt_n"])
 
     whole = await computed(server_matrix.prompt(longer))
-    assert whole >= 2 * 200 - 1, whole  # byte tokens: two a word, nothing cached
+    assert whole > 0.9 * 2 * 200, whole  # byte tokens: two a word, nothing cached
     assert longer.lead != shorter.lead
-    assert await computed(server_matrix.prompt(shorter)) >= 2 * 150 - 1
+    assert await computed(server_matrix.prompt(shorter)) > 0.9 * 2 * 150
     same_text = [dataclasses.replace(j, lead="w") for j in (longer, shorter)]
     await computed(server_matrix.prompt(same_text[0]))
     assert await computed(server_matrix.prompt(same_text[1])) < 10  # what the mix measured
