@@ -139,7 +139,7 @@ class Job:
     arrival: float  # model seconds after the start
     max_tokens: int
     prompt_words: int = 16
-    lead: str = "w"  # the prompt's first word (one byte): distinct, no prompt shares a prefix
+    lead: str = "w"  # the prompt's first word, one byte (the prefill mix: each job its own)
 
 
 LEADS = string.ascii_letters + string.digits  # llama.cpp reuses a slot's common prompt prefix
@@ -186,12 +186,9 @@ def workload(name: str, seed: int, row: Row, quick: bool) -> list[Job]:
     if name == "burst160":  # 160 exponential lengths (mean 24, cap 96), at once
         return [Job(0.0, min(96, max(1, int(rng.expovariate(1 / 24))))) for _ in range(160 // k)]
     if name == "prefill":  # long prompts, short answers
-        # each prompt leads with its own byte: with one shared text llama.cpp's prompt cache
-        # made a prompt after a longer one nearly free (2 of 1001 tokens computed), and the
-        # order of prompt lengths, not their prefill, set the cell (session 53). llama.cpp
-        # computes every token of a prompt (1001 took 4.6 s at one thread, the matrix running
-        # beside it): a quarter of the words, 150-300 tokens, keeps a run near the reference
-        # rows' length (the reference server counts 4 bytes a token, so its prompts stay whole)
+        # each prompt leads with its own byte: llama.cpp's prompt cache made a prompt after a
+        # longer one of the same text nearly free (session 53). It computes every token, so
+        # its rows get a quarter of the words; the reference server's prompts stay whole
         div = 4 if row.config is None else 1
         return [
             Job(0.0, rng.randint(4, 16), rng.randint(300, 600) // div, LEADS[i])
