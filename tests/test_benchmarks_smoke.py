@@ -276,3 +276,14 @@ def test_server_matrix_judges_llama_rows_by_the_step_each_workload_recorded(
         if ln.startswith("| llama-np4 / ") and "ttft p50 steps " in ln
     }
     assert steps == {"demo": round(0.09 / 0.018, 3), "burst160": round(0.2 / 0.05, 3)}
+
+
+def test_cold_wave_smoke() -> None:
+    """One run at a quarter of the pace: the continuous ratios and one static server's rows."""
+    lines = run_benchmark("cold_wave.py", "--runs", "1", "--batches", "24", "--scale", "0.25")
+    [median] = [ln for ln in lines if ln.startswith("  median: ")]
+    for name in ("all at once again", "sorted at once", "auto cold"):
+        assert f"{name} " in median
+    rows = {ln[:17].strip(): ln.split() for ln in lines if "short p50" in ln}
+    assert set(rows) == {"all at once", "sorted at once", "auto cold"}
+    assert all(float(r[-1]) > 0 for r in rows.values())  # makespans, measured
