@@ -9,7 +9,7 @@ fresh server in its own process, and prints both sides in one run:
 
 - the demo's continuous server (32 slots): all at once twice (the second is the measurement's own
   noise), sorted shortest first at once (``fixed:64``, no wave) and a cold ``auto``, as makespan
-  over the first all-at-once run's;
+  over the first all-at-once run's, and when the short and the long half's first tokens came;
 - static servers of ``--batches`` (finished streams held to their batch's end, as in the seed):
   all at once, sorted at once and a cold ``auto``: short and long p50 (from submission) and
   makespan, in seconds.
@@ -39,6 +39,17 @@ def p50(run: RunResult, tokens: int) -> float:
     return statistics.median(waits)
 
 
+def when(run: RunResult) -> str:
+    """When the short and the long requests' first tokens came (ms from the first submission)."""
+    t0 = min(t.enqueued if t.enqueued is not None else t.sent or 0.0 for t in run.traces)
+    spans = []
+    for tokens, name in ((8, "short"), (128, "long")):
+        firsts = [t.first_content for t in run.traces if t.max_tokens == tokens]
+        ms = [1000 * (f - t0) for f in firsts if f is not None]
+        spans.append(f"{name} {min(ms):.0f}-{max(ms):.0f}")
+    return ", ".join(spans)
+
+
 async def continuous(runs: int, scale: float) -> None:
     cfg = servers(scale)["continuous"]
     print(f"continuous, 32 slots (time scale {scale:g}): makespan / the first all at once, per run")
@@ -48,12 +59,17 @@ async def continuous(runs: int, scale: float) -> None:
         "auto cold": [],
     }
     for i in range(runs):
-        base = makespan((await one(cfg, None)).traces)
+        first = await one(cfg, None)
+        base = makespan(first.traces)
         line = f"  run {i + 1}: all at once {base:.3f} s"
+        starts = f"    first tokens, ms from the first submission: all at once {when(first)}"
         for name, policy in [("all at once again", None), *list(POLICIES.items())[1:]]:
-            ratios[name].append(makespan((await one(cfg, policy)).traces) / base)
+            run = await one(cfg, policy)
+            ratios[name].append(makespan(run.traces) / base)
             line += f", {name} {ratios[name][-1]:.3f}"
-        print(line, flush=True)
+            if policy == "auto":
+                starts += f"; auto cold {when(run)}"
+        print(line, starts, sep="\n", flush=True)
     print(
         "  median: "
         + ", ".join(
@@ -78,7 +94,7 @@ async def static(runs: int, scale: float, batch: int) -> None:
 
 async def main(runs: int, batches: list[int], scale: float) -> None:
     await continuous(runs, scale)
-    for b in batches:
+    for b in batches:  # (--batches "": the continuous server alone)
         await static(runs, scale, b)
 
 
@@ -88,4 +104,4 @@ if __name__ == "__main__":
     ap.add_argument("--batches", default="16,24,32,48")
     ap.add_argument("--scale", type=float, default=1.0)
     args = ap.parse_args()
-    asyncio.run(main(args.runs, [int(b) for b in args.batches.split(",")], args.scale))
+    asyncio.run(main(args.runs, [int(b) for b in args.batches.split(",") if b], args.scale))
