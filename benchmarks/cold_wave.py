@@ -1,11 +1,11 @@
 """What ``auto``'s cold first wave costs on a continuous server, and what it saves on static ones.
 
 Cold, ``auto`` does not know how the server batches. It sends a burst's shortest band at once
-and the longer requests a round of first tokens later, so that a static batch with room for
-both halves does not take them together (the seed's "fast waits for slow"). On a continuous
-server that round is a price: the long half's prefill starts a round late. This runs the demo's
-workload (32 requests at once, half 8 and half 128 tokens) over real HTTP, each run against a
-fresh server in its own process, and prints both sides in one run:
+and the longer requests once every request of that wave has started, so that a static batch
+with room for both halves does not take them together (the seed's "fast waits for slow"). On a
+continuous server that wait is a price: the long half's prefill starts a step or two late.
+This runs the demo's workload (32 requests at once, half 8 and half 128 tokens) over real HTTP,
+each run against a fresh server in its own process, and prints both sides in one run:
 
 - the demo's continuous server (32 slots): all at once twice (the second is the measurement's own
   noise), sorted shortest first at once (``fixed:64``, no wave) and a cold ``auto``, as makespan
@@ -28,15 +28,9 @@ from demo_rows import one, servers
 
 from fairstream import ServerConfig
 from fairstream._cli._bench._run import RunResult
-from fairstream._cli._demo import makespan
+from fairstream._cli._demo import _row, makespan
 
 POLICIES = {"all at once": None, "sorted at once": "fixed:64", "auto cold": "auto"}
-
-
-def p50(run: RunResult, tokens: int) -> float:
-    """The median time from submission to end of the requests that wanted ``tokens``."""
-    waits = [w for t in run.traces if t.max_tokens == tokens and (w := run.submit_e2e(t))]
-    return statistics.median(waits)
 
 
 def when(run: RunResult) -> str:
@@ -83,8 +77,8 @@ async def static(runs: int, scale: float, batch: int) -> None:
     figures: dict[str, list[tuple[float, float, float]]] = {k: [] for k in POLICIES}
     for _ in range(runs):
         for name, policy in POLICIES.items():
-            r = await one(cfg, policy)
-            figures[name].append((p50(r, 8), p50(r, 128), makespan(r.traces)))
+            row = _row("static", name, await one(cfg, policy))  # the demo's own figures
+            figures[name].append((row.short_p50, row.long_p50, row.makespan))
     print(f"static B={batch} (time scale {scale:g}), medians of {runs} run(s), seconds:")
     for name, rows in figures.items():
         short, long_, span = (statistics.median(col) for col in zip(*rows, strict=True))
