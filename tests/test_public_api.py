@@ -28,6 +28,8 @@ INTENDED = {
     *("Dispatcher", "Job", "Policy", "Fixed", "Serial", "AIMD", "Waves", "Gradient", "Auto"),
     # the reference server and virtual time (imported on first use)
     *("ReferenceServer", "ServerConfig", "simulate", "SimRequest", "SimResult", "SimRun"),
+    # what-if replay (imported on first use: it needs the simulator)
+    *("replay", "Replay", "ReplayRefused"),
     # the exception tree
     *("FairstreamError", "MissingExtraError", "LifecycleError", "StreamError"),
     *("TransportError", "ConnectError"),

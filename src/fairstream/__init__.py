@@ -37,6 +37,7 @@ from ._errors import (
     IncompleteStreamError,
     LifecycleError,
     MissingExtraError,
+    ReplayRefused,
     ServerError,
     StreamAbandoned,
     StreamEnded,
@@ -60,6 +61,8 @@ _LAZY = {
     "SimRequest": ("fairstream.sim", "SimRequest"),
     "SimResult": ("fairstream.sim", "SimResult"),
     "SimRun": ("fairstream.sim", "SimRun"),
+    "Replay": ("fairstream._replay", "Replay"),
+    "replay": ("fairstream._replay", "replay"),
     "simulate": ("fairstream.sim", "simulate"),
 }
 
@@ -108,6 +111,8 @@ __all__ = [
     "Recommendation",
     "Recorder",
     "ReferenceServer",
+    "Replay",
+    "ReplayRefused",
     "RequestFinding",
     "SCHEMA",
     "Serial",
@@ -140,6 +145,7 @@ __all__ = [
     "print_report",
     "probe",
     "read_traces",
+    "replay",
     "simulate",
     "summarize",
     "tag",

@@ -9,6 +9,7 @@
     │   ├── ServerError        an error status or an in-band error event (``.status_code``)
     │   └── StreamProtocolError  not a valid OpenAI stream (bad JSON, bad frame)
     │       └── IncompleteStreamError  it ended without a finish_reason: the answer may be cut
+    ├── ReplayRefused          ``replay`` cannot answer honestly from these traces (also ValueError)
     └── StreamEnded            recorded on traces only, never raised to the caller:
         ├── ClosedByCaller     the caller closed the stream before it ended
         └── StreamAbandoned    the stream object was dropped unfinished and unclosed
@@ -33,6 +34,7 @@ __all__ = [
     "IncompleteStreamError",
     "LifecycleError",
     "MissingExtraError",
+    "ReplayRefused",
     "ServerError",
     "StreamAbandoned",
     "StreamEnded",
@@ -95,6 +97,25 @@ class IncompleteStreamError(StreamProtocolError):
     a proxy or a dying worker cut it, and the answer the caller has may be truncated."""
 
     trace_type = "IncompleteStream"  # the trace's error_type
+
+
+class ReplayRefused(FairstreamError, ValueError):
+    """``replay`` refuses to answer: the traces are too thin, or the fitted model does not
+    reproduce what they show. ``reasons`` names each gap; ``check`` holds the self-check's
+    figures (observed, replayed, error, tolerance per figure) when it ran."""
+
+    suggestion = (
+        "measure the server cleanly with `fairstream probe --base-url URL`, or record more"
+        " overlapping requests from a client that is not busy elsewhere"
+    )
+
+    def __init__(self, reasons: list[str], check: dict[str, dict[str, float]] | None = None):
+        self.reasons = list(reasons)
+        self.check = dict(check or {})
+        super().__init__("; ".join(self.reasons))
+
+    def __str__(self) -> str:
+        return f"replay refused: {'; '.join(self.reasons)}. Instead, {self.suggestion}."
 
 
 class StreamEnded(FairstreamError):

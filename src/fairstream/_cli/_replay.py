@@ -1,7 +1,8 @@
 """``fairstream replay``: what would the dispatcher have saved on this traffic?
 
 Contract: with ``--json`` stdout is exactly one ``fairstream.replay/1`` object; anything else
-goes to stderr.
+goes to stderr. Exit codes: 0 answered, 1 bad input (a policy name, a file), 3 refused (the
+traces are too thin, or the fitted model fails its self-check: see ``ReplayRefused``).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from rich.console import Console
 from rich.table import Table
 
 from .._detect import plot_timelines, read_traces
-from .._errors import FairstreamError
+from .._errors import FairstreamError, ReplayRefused
 from .._replay import Replay, Side, replay
 from .._trace import StreamTrace
 
-__all__ = ["replay_cmd"]
+__all__ = ["REFUSED_EXIT", "replay_cmd"]
+
+REFUSED_EXIT = 3
 
 
 @click.command("replay")
@@ -39,7 +42,14 @@ __all__ = ["replay_cmd"]
     type=click.Path(dir_okay=False, path_type=Path),
     help="Also draw both timelines (as sent, through the policy) in a PNG (extra 'plot').",
 )
-def replay_cmd(files: tuple[Path, ...], policy: str, as_json: bool, png: Path | None) -> None:
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Answer even when the fitted model fails its self-check (the answer says so).",
+)
+def replay_cmd(
+    files: tuple[Path, ...], policy: str, as_json: bool, png: Path | None, force: bool
+) -> None:
     """Replay the requests in FILES (JSONL traces, or summary log lines, or the seed's table)
     on a server model fitted to them: as they were sent, then through a dispatcher policy."""
     traces: list[StreamTrace] = []
@@ -51,7 +61,14 @@ def replay_cmd(files: tuple[Path, ...], policy: str, as_json: bool, png: Path | 
         if tf.skipped:
             click.echo(f"{path}: skipped {tf.skipped} lines that are not traces", err=True)
     try:
-        result = replay(traces, policy, resolution)
+        result = replay(traces, policy, resolution, check=not force)
+    except ReplayRefused as exc:
+        if as_json:
+            refusal = {"schema": "fairstream.replay/1", "refused": True, "reasons": exc.reasons,
+                       "self_check": exc.check, "suggestion": exc.suggestion}  # fmt: skip
+            sys.stdout.write(json.dumps(refusal, ensure_ascii=False) + "\n")
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(REFUSED_EXIT)
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
@@ -74,11 +91,12 @@ def _print(r: Replay, console: Console) -> None:
     fit = r.fit
     n = len(fit.requests)
     console.print(f"Server model fitted to {n} requests: {fit.describe()}.")
+    err = r.check.errors
     console.print(
-        f"Replayed as they were sent, the model gives each request's E2E within"
-        f" {fit.e2e_error:.0%} of what was observed (median) and the makespan within"
-        f" {abs(fit.makespan_error):.0%} ({fit.makespan_error:+.0%})"
-        + ("." if fit.ttft_error is None else f"; first tokens within {fit.ttft_error:.0%}.")
+        f"Self-check, replayed as they were sent: makespan {err['makespan']:+.0%}, short p50"
+        f" {err['short_p50']:+.0%}, long p50 {err['long_p50']:+.0%} of what was observed;"
+        f" each request's E2E within {fit.e2e_error:.0%} (median)"
+        + ("." if fit.ttft_error is None else f", first tokens within {fit.ttft_error:.0%}.")
     )
     lengths = {q.output_tokens for q in fit.requests}
     cut = statistics.median(q.output_tokens for q in fit.requests)
@@ -96,12 +114,16 @@ def _print(r: Replay, console: Console) -> None:
     else:
         console.print(f"short: {cut:g} output tokens or fewer; long: more.")
     console.print(_verdict(r.before, r.after, r.policy))
-    if r.ranges:
-        span, short = r.ranges["makespan"], r.ranges["short_p50"]
-        console.print(
-            f"On nearby models (step 30% either way{_batch_note(r)}) the makespan ratio spans"
-            f" {span[0]:.2f}-{span[1]:.2f}x and short p50 {short[0]:.2f}-{short[1]:.2f}x."
-        )
+    span, short = r.intervals["makespan_ratio"], r.intervals["short_p50_ratio"]
+    console.print(
+        f"Uncertainty: the makespan would be {span[0]:.2f}-{span[1]:.2f}x and short p50"
+        f" {short[0]:.2f}-{short[1]:.2f}x of what was observed (the model's step 15% either"
+        f" way{_batch_note(r)}, bursts read two ways, the requests resampled, widened by the"
+        " self-check's error)."
+    )
+    if not r.check.ok:
+        for reason in r.check.reasons():
+            console.print(f"[red]self-check failed (--force):[/] {reason}.")
     for note in fit.notes:
         console.print(f"[yellow]uncertain:[/] {note}.")
 

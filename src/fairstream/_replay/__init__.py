@@ -1,28 +1,30 @@
 """What-if replay: with my traffic, on my server, what would the dispatcher have saved?
 
 :func:`replay` fits a server model to recorded traffic (:mod:`._fit`), replays the same
-requests in virtual time on the reference engine as they were sent (so the fit can be checked
-against what was observed) and then through a dispatcher policy, and compares the two: short
-and long requests' E2E from submission, makespan, and the time finished answers were held
-hostage. Where the file cannot pin the model down (summary lines, few requests, a batch size
-that is only a lower bound), the comparison is repeated on nearby models and reported as a
-range.
+requests in virtual time on the reference engine as they were sent and checks that this
+reproduces what was observed (:mod:`._check`; it refuses otherwise), then replays them through
+a dispatcher policy and compares the two: short and long requests' E2E from submission,
+makespan, and the time finished answers were held hostage. Every through-policy figure comes
+with an interval (:mod:`._interval`).
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._dispatch._names import make_policy
-from ..sim import SimRun, simulate
-from ._fit import Fit, fit_server
+from .._errors import ReplayRefused
+from ..sim import SimRun
+from ._check import SelfCheck, self_check
+from ._fit import Fit, Observed, _most_in_flight, fit_server, observed_requests
+from ._interval import intervals, run_both
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
 
-__all__ = ["Fit", "Replay", "Side", "fit_server", "replay"]
+__all__ = ["Fit", "Replay", "ReplayRefused", "SelfCheck", "Side", "fit_server", "replay"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +52,9 @@ class Replay:
     after: Side
     before_run: SimRun
     after_run: SimRun
-    ranges: dict[str, tuple[float, float]] = field(default_factory=dict)  # after/before
+    check: SelfCheck
+    # per figure (makespan, short_p50, long_p50 and their ratios to as sent): (low, high)
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         fit = self.fit
@@ -74,18 +78,36 @@ class Replay:
                 "alternatives": fit.alternatives,
                 "notes": fit.notes,
             },
+            "self_check": self.check.to_dict(),
             "before": self.before.to_dict(),
             "after": self.after.to_dict(),
-            "ranges": {k: [round(a, 4), round(b, 4)] for k, (a, b) in self.ranges.items()},
+            "intervals": {k: [round(a, 4), round(b, 4)] for k, (a, b) in self.intervals.items()},
         }
 
 
-def replay(traces: list[StreamTrace], policy: str = "auto", resolution: float = 0.0) -> Replay:
-    """Fit, replay as sent and through ``policy`` (a name: ``auto``, ``waves:8``, ...)."""
+def replay(
+    traces: list[StreamTrace],
+    policy: str = "auto",
+    resolution: float = 0.0,
+    *,
+    check: bool = True,
+) -> Replay:
+    """Fit, check, replay as sent and through ``policy`` (a name: ``auto``, ``waves:8``, ...).
+
+    Raises :class:`~fairstream.ReplayRefused` when the traces are too thin to fit, or (with
+    ``check``, the default) when the fitted model fails its self-check: an answer from a
+    model that does not reproduce the recording would be a confident guess.
+    """
     make_policy(policy)  # a bad name fails here, before any work
+    thin = _thin(observed_requests(traces))
+    if thin:
+        raise ReplayRefused(thin)
     fit = fit_server(traces, resolution)
-    before_run, after_run = _both(fit, policy)
     threshold = statistics.median(r.output_tokens for r in fit.requests)
+    before_run, after_run = run_both(fit, fit.requests, policy)
+    verdict = self_check(before_run, fit.requests, threshold)
+    if check and not verdict.ok:
+        raise ReplayRefused(verdict.reasons(), verdict.to_dict())
     out = Replay(
         fit,
         policy,
@@ -93,40 +115,25 @@ def replay(traces: list[StreamTrace], policy: str = "auto", resolution: float = 
         _side(after_run, threshold),
         before_run,
         after_run,
+        verdict,
     )
-    if fit.notes:  # the file leaves the model loose: the same comparison on nearby models
-        out.ranges = _ranges(fit, policy, threshold)
+    out.intervals = intervals(fit, traces, policy, threshold, verdict)
     return out
 
 
-def _both(fit: Fit, policy: str) -> tuple[SimRun, SimRun]:
-    before = simulate(fit.config.build_engine(), [r.as_sent() for r in fit.requests])
-    after = simulate(
-        fit.config.build_engine(),
-        [r.as_submitted() for r in fit.requests],
-        policy=make_policy(policy),
-    )
-    return before, after
-
-
-def _ranges(fit: Fit, policy: str, threshold: float) -> dict[str, tuple[float, float]]:
-    """after / before for makespan and short p50 on the fitted model and its neighbours: the
-    step 30% off either way and, for a lower-bound batch size, twice the batch."""
-    c = fit.config
-    variants = [
-        c,
-        replace(c, step_ms=c.cost_model().step_ms * 0.7),
-        replace(c, step_ms=c.cost_model().step_ms * 1.3),
-    ]
-    if fit.kind == "static" and not fit.report.batch_size_exact:
-        variants.append(replace(c, batch_size=2 * c.batch_size))
-    spans, shorts = [], []
-    for cfg in variants:
-        b, a = _both(replace(fit, config=cfg), policy)
-        sb, sa = _side(b, threshold), _side(a, threshold)
-        spans.append(sa.makespan / sb.makespan)
-        shorts.append(sa.short_p50 / sb.short_p50 if sb.short_p50 else 1.0)
-    return {"makespan": (min(spans), max(spans)), "short_p50": (min(shorts), max(shorts))}
+def _thin(requests: list[Observed]) -> list[str]:
+    """What the traces lack for any fit at all (empty when enough)."""
+    if len(requests) < 2:
+        return [
+            f"need at least 2 finished requests with send and end times to fit; found"
+            f" {len(requests)}"
+        ]
+    if _most_in_flight(requests) < 2:
+        return [
+            "no two requests were ever in flight together, so nothing shows how the server"
+            " batches them"
+        ]
+    return []
 
 
 def _side(run: SimRun, threshold: float) -> Side:
@@ -147,5 +154,7 @@ def _side(run: SimRun, threshold: float) -> Side:
 def _p(values: list[float], q: int) -> float:
     if not values:
         return 0.0
+    if q == 50:  # the median, as the self-check and the intervals take it
+        return statistics.median(values)
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]

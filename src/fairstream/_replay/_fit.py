@@ -90,8 +90,9 @@ class Fit:
         return f"{what}; a {_ms(step)} step{per}"
 
 
-def observed_requests(traces: list[StreamTrace]) -> list[Observed]:
-    """The requests of ``traces`` that were sent and ended, in submission order."""
+def observed_requests(traces: list[StreamTrace], burst: float = 0.010) -> list[Observed]:
+    """The requests of ``traces`` that were sent and ended, in submission order; submissions
+    chained less than ``burst`` seconds apart are one burst (see :func:`_bursts`)."""
     usable = [t for t in traces if t.sent is not None and t.end is not None and t.end > t.sent]
     if not usable:
         return []
@@ -116,16 +117,17 @@ def observed_requests(traces: list[StreamTrace]) -> list[Observed]:
                 t.label,
             )
         )
-    return _bursts(sorted(out, key=lambda r: r.submitted))
+    return _bursts(sorted(out, key=lambda r: r.submitted), burst)
 
 
 UNKNOWN_LENGTH = 16  # tokens, for a request whose file gives no count
-BURST = 0.010  # submissions this close together were one burst (an app's gather)
 
 
-def _bursts(requests: list[Observed]) -> list[Observed]:
-    """Requests submitted within :data:`BURST` of a burst's first came together (an app's
-    ``gather``: what spreads their recorded times is the client sending them one by one).
+def _bursts(requests: list[Observed], gap: float) -> list[Observed]:
+    """Requests each submitted within ``gap`` of the one before came together (an app's
+    ``gather``: what spreads their recorded times is the client sending them one by one, and
+    on a busy client its event loop stalling between sends; a chain, not a window from the
+    first, so a stall mid-burst does not cut the burst in two).
 
     Through a policy, the replayed dispatcher may order the whole burst, as a real one does.
     As sent, the burst reaches the replayed server in the order the real server took it up
@@ -140,7 +142,7 @@ def _bursts(requests: list[Observed]) -> list[Observed]:
             out.append(replace(r, submitted=start, arrival=group[0].sent + i * 1e-6))
 
     for r in requests:
-        if group and r.submitted - group[0].submitted > BURST:
+        if group and r.submitted - group[-1].submitted > gap:
             close()
             group = []
         group.append(r)
