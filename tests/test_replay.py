@@ -47,8 +47,9 @@ def _replay(*args: str, refusable: bool = False) -> dict[str, Any]:
 )
 def test_replay_recovers_a_known_server(cfg: ServerConfig, tmp_path: Path) -> None:
     """The fitted model is the server's kind (and batch size), and replaying the requests as
-    they were sent reproduces the observed makespan and p50s within the stated tolerance; or, when a loaded client bent the
-    traces past what the fit can reproduce, replay refuses and says why."""
+    they were sent reproduces the observed makespan and p50s within the stated tolerance; or,
+    when a loaded client bent the traces past what the fit can reproduce, replay refuses and
+    says why."""
     got = _replay(str(_bench(cfg, tmp_path / "run")), refusable=True)
     if got.get("refused"):
         assert got["reasons"] and got["self_check"] and "probe" in got["suggestion"]

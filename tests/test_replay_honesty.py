@@ -2,11 +2,11 @@
 refusal. Never a confident answer outside its own interval.
 
 Each case records a mixed burst over real HTTP while the client's event loop is starved (a
-task that blocks the loop at random, or a CPU-bound thread fighting for the GIL), against a
-reference server in its own process. The truth is the same burst sent through the same policy
-(``auto``, the default what-if) on a fresh server of the same configuration, by the same client
-starved the same way: replay answers "what would this app, as it runs, have got through the
-dispatcher", and the app stays as busy as it was.
+task that blocks the loop at random, lightly or most of the time, or a CPU-bound thread that
+takes the GIL in 5 ms slices) against a reference server in its own process. The truth is the
+same burst sent through the same policy (``auto``, the default what-if) by a client that is not
+starved, on a fresh server of the same configuration: replay models the server, and a busy
+client's delays are what it must see through (or refuse over).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from contextlib import contextmanager
 import pytest
 
 from fairstream import ReplayRefused, ServerConfig, StreamTrace, replay
-from fairstream._cli._bench._run import run_workload
-from fairstream._cli._bench._workload import make_workload
+from fairstream._cli._bench._run import RunResult, run_workload
+from fairstream._cli._bench._workload import RequestSpec, make_workload
 from fairstream.server._server import ReferenceServer
 
 SERVERS = {
@@ -33,12 +33,20 @@ SERVERS = {
 }
 
 
-async def _block_at_random(seed: int, stop: asyncio.Event) -> None:
-    """Hold the event loop 20-150 ms at a time, every 0-50 ms: an app busy elsewhere."""
+# how a task blocks the loop: (free between blocks, blocked), each drawn uniformly (seconds)
+BLOCKERS = {
+    "light": ((0.02, 0.12), (0.005, 0.04)),  # about a fifth of the time
+    "heavy": ((0.0, 0.05), (0.02, 0.15)),  # about three quarters of the time
+}
+
+
+async def _block_at_random(how: str, seed: int, stop: asyncio.Event) -> None:
+    """Hold the event loop at random, as an app busy elsewhere does."""
+    (free_lo, free_hi), (busy_lo, busy_hi) = BLOCKERS[how]
     rng = random.Random(seed)
     while not stop.is_set():
-        await asyncio.sleep(rng.uniform(0.0, 0.05))
-        until = time.perf_counter() + rng.uniform(0.02, 0.15)
+        await asyncio.sleep(rng.uniform(free_lo, free_hi))
+        until = time.perf_counter() + rng.uniform(busy_lo, busy_hi)
         while time.perf_counter() < until:
             pass
 
@@ -73,29 +81,32 @@ def _submission_figures(traces: list[StreamTrace], cut: float) -> tuple[float, f
     return max(t.end or 0.0 for t in traces) - t0, statistics.median(short)
 
 
+async def _starved(cfg: ServerConfig, specs: list[RequestSpec], how: str, seed: int) -> RunResult:
+    """The burst sent all at once by a client starved ``how``."""
+    with ReferenceServer.in_subprocess(cfg) as server:
+        if how == "thread":
+            with _cpu_bound_thread():
+                return await run_workload(server.base_url, cfg.model, specs)
+        stop = asyncio.Event()
+        blocker = asyncio.create_task(_block_at_random(how, seed, stop))
+        try:
+            return await run_workload(server.base_url, cfg.model, specs)
+        finally:
+            stop.set()
+            await blocker
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize(("how", "seed"), [("light", 1), ("heavy", 2), ("thread", 3)])
 @pytest.mark.parametrize("kind", sorted(SERVERS))
-async def test_starved_traces_get_an_honest_answer_or_a_refusal(kind: str, seed: int) -> None:
+async def test_starved_traces_get_an_honest_answer_or_a_refusal(
+    kind: str, how: str, seed: int
+) -> None:
     cfg = SERVERS[kind]
-    specs = make_workload(16, "mix:8,64", "16", seed=seed)
-
-    async def starved_run(policy: str | None) -> list[StreamTrace]:
-        with ReferenceServer.in_subprocess(cfg) as server:
-            if seed % 2:
-                stop = asyncio.Event()
-                blocker = asyncio.create_task(_block_at_random(seed, stop))
-                try:
-                    run = await run_workload(server.base_url, cfg.model, specs, policy=policy)
-                finally:
-                    stop.set()
-                    await blocker
-            else:
-                with _cpu_bound_thread():
-                    run = await run_workload(server.base_url, cfg.model, specs, policy=policy)
-        return run.traces
-
-    starved, truth_run = await starved_run(None), await starved_run("auto")
+    specs = make_workload(16, "mix:8,64", "16", seed=seed + 10 * sorted(SERVERS).index(kind))
+    starved = (await _starved(cfg, specs, how, seed)).traces
+    with ReferenceServer.in_subprocess(cfg) as server:
+        truth_run = (await run_workload(server.base_url, cfg.model, specs, policy="auto")).traces
     assert all(t.outcome == "ok" for t in starved + truth_run)
 
     try:

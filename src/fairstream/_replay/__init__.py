@@ -18,6 +18,7 @@ from .._dispatch._names import make_policy
 from .._errors import ReplayRefused
 from ..sim import SimRun
 from ._check import SelfCheck, self_check
+from ._declump import declump
 from ._fit import Fit, Observed, _most_in_flight, fit_server, observed_requests
 from ._interval import intervals, run_both
 
@@ -99,10 +100,19 @@ def replay(
     model that does not reproduce the recording would be a confident guess.
     """
     make_policy(policy)  # a bad name fails here, before any work
-    thin = _thin(observed_requests(traces))
+    cleaned = declump(traces)
+    traces = cleaned.traces
+    thin = _thin(observed_requests(traces)) or _stalled(traces, cleaned.stalls)
     if thin:
         raise ReplayRefused(thin)
     fit = fit_server(traces, resolution)
+    if cleaned.stalls:
+        fit.notes.append(
+            f"the client's event loop stalled {len(cleaned.stalls)} times"
+            f" ({sum(cleaned.stalls):.2g} s in all) while it recorded: chunks read late after"
+            " a stall were moved back into it; an idle client's `fairstream probe` measures"
+            " the server without that guess"
+        )
     threshold = statistics.median(r.output_tokens for r in fit.requests)
     before_run, after_run = run_both(fit, fit.requests, policy)
     verdict = self_check(before_run, fit.requests, threshold)
@@ -134,6 +144,24 @@ def _thin(requests: list[Observed]) -> list[str]:
             " batches them"
         ]
     return []
+
+
+MAX_STALL_SHARE = 0.25  # of the recording's span: past that the traces show the client
+
+
+def _stalled(traces: list[StreamTrace], stalls: list[float]) -> list[str]:
+    """A refusal when the client's loop stalled through much of the recording."""
+    sent = [t.sent for t in traces if t.sent is not None]
+    ends = [t.end for t in traces if t.end is not None]
+    span = max(ends) - min(sent)
+    share = sum(stalls) / span if span > 0 else 0.0
+    if share <= MAX_STALL_SHARE:
+        return []
+    return [
+        f"the client's event loop was stalled for {share:.0%} of the recording"
+        f" ({len(stalls)} stalls, {sum(stalls):.2g} s): its times say more about the busy"
+        f" client than about the server (at most {MAX_STALL_SHARE:.0%} can be corrected for)"
+    ]
 
 
 def _side(run: SimRun, threshold: float) -> Side:
