@@ -1,93 +1,185 @@
-"""Does ``fairstream replay`` predict what the dispatcher then does? Predicted vs measured.
+"""Is ``fairstream replay`` honest? Its answers against what the dispatcher then really does.
 
-For each reference-server configuration (its own process, real HTTP, the openai-free traced
-client of ``fairstream bench``): a burst is sent all at once and its traces recorded; the
-replay fits a server model to those traces and predicts, through ``auto``, the makespan and
-the short requests' p50 (E2E from submission) as ratios to sending everything at once. Then
-the same burst really goes through ``Dispatcher("auto")`` on a fresh server of the same
-configuration, and the measured ratios are printed beside the predicted ones.
+For each reference-server configuration (its own process, real HTTP, the traced client of
+``fairstream bench``) and seed: a mixed burst is sent all at once while the client's event
+loop is starved (``--starve``: none; light, blocked about a fifth of the time; heavy, about
+three quarters) and its traces recorded. ``replay`` fits a server model to them and predicts,
+through ``auto``, the makespan and the short requests' p50 with an interval, or refuses. Then
+the same burst really goes through ``Dispatcher("auto")``, from an unstarved client, on a
+fresh server of the same configuration: the truth. Each case is counted as *held* (the truth
+lies in both intervals), *refused*, or *missed* (a confident answer outside its interval: the
+one outcome that must never happen).
 
-Run:  python benchmarks/replay_check.py [--runs 3] [--requests 32] [--servers 1,2]
+Run:  python benchmarks/replay_check.py [--seeds 3] [--requests 16] [--starve none,light,heavy]
+Writes benchmarks/results/replay_check.json (the code version, machine and every case).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import platform
+import random
 import statistics
+import subprocess
 import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
-from fairstream import ServerConfig, StreamTrace
+from fairstream import ReplayRefused, ServerConfig, StreamTrace, __version__, replay
 from fairstream._cli._bench._run import run_workload
-from fairstream._cli._bench._workload import make_workload
-from fairstream._replay import replay
+from fairstream._cli._bench._workload import RequestSpec, make_workload
 from fairstream.server._server import ReferenceServer
 
 SERVERS = {
-    "static B8 (batch_end)": ServerConfig(
-        mode="static", batch_size=8, release="batch_end", time_scale=0.5
+    "static B4 (batch_end)": ServerConfig(
+        mode="static", batch_size=4, release="batch_end", time_scale=0.5
     ),
-    "static B4 (stream)": ServerConfig(
-        mode="static", batch_size=4, release="stream", time_scale=0.5
+    "static B8 (stream)": ServerConfig(
+        mode="static", batch_size=8, release="stream", time_scale=0.5
     ),
-    "continuous 16": ServerConfig(mode="continuous", max_num_seqs=16, time_scale=0.5),
+    "continuous 8": ServerConfig(mode="continuous", max_num_seqs=8, time_scale=0.5),
     "continuous 8, prefill first": ServerConfig(
         mode="continuous", max_num_seqs=8, preset="ascend-7b", time_scale=0.25
     ),
+    "sequential": ServerConfig(mode="sequential", time_scale=0.25),
 }
+# a blocking call on the loop: (free between blocks, blocked), each drawn uniformly (seconds)
+BLOCKERS = {
+    "light": ((0.02, 0.12), (0.005, 0.04)),
+    "heavy": ((0.0, 0.05), (0.02, 0.15)),
+}
+RESULTS = Path(__file__).parent / "results" / "replay_check.json"
 
 
-def _figures(traces: list[StreamTrace], cut: float) -> tuple[float, float]:
-    """Makespan and short p50, from submission."""
+async def _block(how: str, seed: int, stop: asyncio.Event) -> None:
+    (free_lo, free_hi), (busy_lo, busy_hi) = BLOCKERS[how]
+    rng = random.Random(seed)
+    while not stop.is_set():
+        await asyncio.sleep(rng.uniform(free_lo, free_hi))
+        time.sleep(rng.uniform(busy_lo, busy_hi))  # noqa: ASYNC251 (the blocking call is the point)
 
-    def sub(t: StreamTrace) -> float:
+
+async def _record(cfg: ServerConfig, specs: list[RequestSpec], how: str, seed: int) -> list[Any]:
+    with ReferenceServer.in_subprocess(cfg) as server:
+        if how == "none":
+            return (await run_workload(server.base_url, cfg.model, specs)).traces
+        stop = asyncio.Event()
+        blocker = asyncio.create_task(_block(how, seed, stop))
+        try:
+            return (await run_workload(server.base_url, cfg.model, specs)).traces
+        finally:
+            stop.set()
+            await blocker
+
+
+def _truth(traces: list[StreamTrace], cut: float) -> dict[str, float]:
+    def start(t: StreamTrace) -> float:
         return t.enqueued if t.enqueued is not None else (t.sent or 0.0)
 
-    t0 = min(sub(t) for t in traces)
-    short = [(t.end or 0.0) - sub(t) for t in traces if (t.usage.completion_tokens or 0) <= cut]
-    return max(t.end or 0.0 for t in traces) - t0, statistics.median(short)
+    t0 = min(start(t) for t in traces)
+    short = [(t.end or 0.0) - start(t) for t in traces if t.output_tokens <= cut]
+    return {
+        "makespan": max(t.end or 0.0 for t in traces) - t0,
+        "short_p50": statistics.median(short),
+    }
 
 
-async def one(cfg: ServerConfig, n: int, seed: int) -> tuple[float, ...]:
-    specs = make_workload(n, "mix:8,128", "16", seed=seed)
+async def one(cfg: ServerConfig, n: int, seed: int, how: str) -> dict[str, Any]:
+    specs = make_workload(n, "mix:8,64", "16", seed=seed)
+    starved = await _record(cfg, specs, how, seed)
     with ReferenceServer.in_subprocess(cfg) as server:
-        naive = await run_workload(server.base_url, cfg.model, specs)
-    with ReferenceServer.in_subprocess(cfg) as server:
-        auto = await run_workload(server.base_url, cfg.model, specs, policy="auto")
-    cut = statistics.median(t.usage.completion_tokens or 0 for t in naive.traces)
-    got = replay(naive.traces, "auto")
-    span0, short0 = _figures(naive.traces, cut)
-    span1, short1 = _figures(auto.traces, cut)
-    b, a = got.before, got.after
-    return (
-        got.fit.makespan_error,
-        a.makespan / b.makespan,
-        span1 / span0,
-        a.short_p50 / b.short_p50,
-        short1 / short0,
-    )
+        truth_traces = (await run_workload(server.base_url, cfg.model, specs, policy="auto")).traces
+    try:
+        got = replay(starved, "auto")
+    except ReplayRefused as exc:
+        return {"outcome": "refused", "reasons": exc.reasons}
+    cut = statistics.median(r.output_tokens for r in got.fit.requests)
+    truth = _truth(truth_traces, cut)
+    held = all(got.intervals[k][0] <= truth[k] <= got.intervals[k][1] for k in truth)
+    return {
+        "outcome": "held" if held else "missed",
+        "truth": truth,
+        "predicted": {"makespan": got.after.makespan, "short_p50": got.after.short_p50},
+        "intervals": {k: list(got.intervals[k]) for k in truth},
+        "self_check": got.check.errors,
+    }
 
 
-async def main(runs: int, n: int, pick: list[int]) -> None:
-    print(
-        f"{n} requests at once (half 8, half 128 tokens), {runs} runs, medians;"
-        " ratios are through auto / all at once"
-    )
-    head = f"{'server':30} {'fit makespan':>12} {'makespan pred':>13} {'measured':>9}"
-    print(head + f" {'short p50 pred':>15} {'measured':>9}")
+def _machine() -> dict[str, Any]:
+    cpu = platform.processor()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import os
+
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version()}
+
+
+def _git() -> dict[str, Any]:
+    def run(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True).stdout.strip()
+
+    return {"hash": run("rev-parse", "HEAD"), "dirty": bool(run("status", "--porcelain"))}
+
+
+async def main(seeds: int, n: int, starves: list[str], picks: list[int]) -> None:
+    cases = []
+    print(f"{n} requests at once (half 8, half 64 tokens); truth: auto from an unstarved client")
+    print(f"{'server':30} {'starve':7} {'held':>5} {'refused':>8} {'missed':>7}")
     for i, (name, cfg) in enumerate(SERVERS.items(), 1):
-        if pick and i not in pick:
+        if picks and i not in picks:
             continue
-        rows = [await one(cfg, n, seed) for seed in range(runs)]
-        err, sp, sm, hp, hm = (statistics.median(col) for col in zip(*rows, strict=True))
-        print(f"{name:30} {err:>+12.1%} {sp:>13.2f} {sm:>9.2f} {hp:>15.2f} {hm:>9.2f}")
-        sys.stdout.flush()
+        for how in starves:
+            rows = [await one(cfg, n, seed, how) for seed in range(1, seeds + 1)]
+            for seed, row in enumerate(rows, 1):
+                cases.append({"server": name, "starve": how, "seed": seed, **row})
+            count = {k: sum(r["outcome"] == k for r in rows) for k in ("held", "refused", "missed")}
+            print(
+                f"{name:30} {how:7} {count['held']:>5} {count['refused']:>8} {count['missed']:>7}"
+            )
+            sys.stdout.flush()
+    total = {k: sum(c["outcome"] == k for c in cases) for k in ("held", "refused", "missed")}
+    print(f"all: {total['held']} held, {total['refused']} refused, {total['missed']} missed")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "schema": "fairstream.bench.replay_check/1",
+                "fairstream": __version__,
+                "git": _git(),
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "machine": _machine(),
+                "parameters": {"seeds": seeds, "requests": n, "starve": starves},
+                "totals": total,
+                "cases": cases,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    print(f"results written to {RESULTS}")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--requests", type=int, default=32)
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--requests", type=int, default=16)
+    ap.add_argument("--starve", default="none,light,heavy")
     ap.add_argument("--servers", default="", help="which rows, 1-based (default: all)")
     args = ap.parse_args()
-    asyncio.run(main(args.runs, args.requests, [int(x) for x in args.servers.split(",") if x]))
+    asyncio.run(
+        main(
+            args.seeds,
+            args.requests,
+            [s for s in args.starve.split(",") if s],
+            [int(x) for x in args.servers.split(",") if x],
+        )
+    )

@@ -2,8 +2,12 @@
 refusal. Never a confident answer outside its own interval.
 
 Each case records a mixed burst over real HTTP while the client's event loop is starved (a
-task that blocks the loop at random, lightly or most of the time, or a CPU-bound thread that
-takes the GIL in 5 ms slices) against a reference server in its own process. The truth is the
+task that blocks the loop at random with a synchronous call, lightly or most of the time, as
+an app doing blocking work on its loop does) against a reference server in its own process.
+The blocks sleep rather than spin: client and server share this machine's two cores here, and
+a spinning client would slow the server too, which no client-side correction can or should
+undo (in production the server has its own machine). The cases run ``alone`` (no other xdist
+worker meanwhile), since the truth is a second run compared with the first. The truth is the
 same burst sent through the same policy (``auto``, the default what-if) by a client that is not
 starved, on a fresh server of the same configuration: replay models the server, and a busy
 client's delays are what it must see through (or refuse over).
@@ -14,10 +18,7 @@ from __future__ import annotations
 import asyncio
 import random
 import statistics
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 
@@ -29,7 +30,7 @@ from fairstream.server._server import ReferenceServer
 SERVERS = {
     "static-4": ServerConfig(mode="static", batch_size=4, release="batch_end", time_scale=0.5),
     "continuous-8": ServerConfig(mode="continuous", max_num_seqs=8, time_scale=0.5),
-    "sequential": ServerConfig(mode="sequential", time_scale=0.5),
+    "sequential": ServerConfig(mode="sequential", time_scale=0.25),
 }
 
 
@@ -46,28 +47,7 @@ async def _block_at_random(how: str, seed: int, stop: asyncio.Event) -> None:
     rng = random.Random(seed)
     while not stop.is_set():
         await asyncio.sleep(rng.uniform(free_lo, free_hi))
-        until = time.perf_counter() + rng.uniform(busy_lo, busy_hi)
-        while time.perf_counter() < until:
-            pass
-
-
-@contextmanager
-def _cpu_bound_thread() -> Iterator[None]:
-    """A pure-Python loop in another thread: the event loop gets the GIL in 5 ms slices."""
-    stop = threading.Event()
-
-    def spin() -> None:
-        n = 0
-        while not stop.is_set():
-            n += 1
-
-    thread = threading.Thread(target=spin, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+        time.sleep(rng.uniform(busy_lo, busy_hi))  # noqa: ASYNC251 (the blocking call is the point)
 
 
 def _submission_figures(traces: list[StreamTrace], cut: float) -> tuple[float, float]:
@@ -84,9 +64,6 @@ def _submission_figures(traces: list[StreamTrace], cut: float) -> tuple[float, f
 async def _starved(cfg: ServerConfig, specs: list[RequestSpec], how: str, seed: int) -> RunResult:
     """The burst sent all at once by a client starved ``how``."""
     with ReferenceServer.in_subprocess(cfg) as server:
-        if how == "thread":
-            with _cpu_bound_thread():
-                return await run_workload(server.base_url, cfg.model, specs)
         stop = asyncio.Event()
         blocker = asyncio.create_task(_block_at_random(how, seed, stop))
         try:
@@ -97,7 +74,8 @@ async def _starved(cfg: ServerConfig, specs: list[RequestSpec], how: str, seed: 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("how", "seed"), [("light", 1), ("heavy", 2), ("thread", 3)])
+@pytest.mark.alone
+@pytest.mark.parametrize(("how", "seed"), [("light", 1), ("heavy", 2)])
 @pytest.mark.parametrize("kind", sorted(SERVERS))
 async def test_starved_traces_get_an_honest_answer_or_a_refusal(
     kind: str, how: str, seed: int

@@ -208,6 +208,7 @@ async def test_a_dead_server_is_connection_refused(llama: Any) -> None:
         assert (await http.get(server.root_url + "/health")).status_code == 200  # untouched
 
 
+@pytest.mark.alone  # two timings compared: another worker's load between them moved one 2x
 async def test_the_matrix_measures_llama_cpp_s_step_on_this_machine(llama: Any) -> None:
     """``server_matrix.py`` judges llama.cpp's rows by the step measured as each row starts
     (its 4-step SLO, its open loops' capacity): a lone request timed apart from the measure

@@ -118,8 +118,8 @@ def _print(r: Replay, console: Console) -> None:
     console.print(
         f"Uncertainty: the makespan would be {span[0]:.2f}-{span[1]:.2f}x and short p50"
         f" {short[0]:.2f}-{short[1]:.2f}x of what was observed (the model's step 15% either"
-        f" way{_batch_note(r)}, bursts read two ways, the requests resampled, widened by the"
-        " self-check's error)."
+        f" way, without its prefill cost{_batch_note(r)}, bursts read two ways, the requests"
+        " resampled, widened by the self-check's error)."
     )
     if not r.check.ok:
         for reason in r.check.reasons():

@@ -1,8 +1,12 @@
 """The self-check that runs before any what-if answer: does the fitted model, fed the requests
 as they were sent, reproduce what was observed?
 
-Rule 1: three figures are compared, each as (replayed - observed) / observed: the makespan
-        and the E2E p50 of short and of long requests (E2E from the request's arrival as replayed).
+Rule 1: three figures are compared: the makespan, as (replayed - observed) / observed, and
+        the E2E p50 of short and of long requests (E2E from the request's arrival as
+        replayed). A p50 of a few requests is only known to a few ranks: on a static server
+        one short request more or less in the first batch moves it by a whole batch. So a
+        replayed p50 counts as matching anywhere within the observed 40th-60th percentile
+        band, and its error is its distance from that band over the observed p50.
 Rule 2: a figure off by more than its tolerance fails the check; ``replay`` then refuses
         rather than answer from a model that does not describe the traces.
 Rule 3: the errors the check measures widen every interval the answer gives (a model that
@@ -57,9 +61,14 @@ class SelfCheck:
         return [
             f"replayed as they were sent, the fitted model gives a {names[k]} of"
             f" {self.replayed[k]:.3g} s against the observed {self.observed[k]:.3g} s"
-            f" ({self.errors[k]:+.0%}; more than the {TOLERANCE[k]:.0%} allowed)"
+            f" ({self.errors[k]:+.0%}{'' if k == 'makespan' else _OUTSIDE}; more than the"
+            f" {TOLERANCE[k]:.0%} allowed)"
             for k in self.failed
         ]
+
+
+BAND = (0.4, 0.6)  # the quantiles a replayed p50 may fall between (rule 1)
+_OUTSIDE = " outside the observed 40th-60th percentile band"
 
 
 def observed_figures(requests: list[Observed], threshold: float) -> dict[str, float]:
@@ -86,9 +95,35 @@ def self_check(before: SimRun, requests: list[Observed], threshold: float) -> Se
     """Compare the replay as sent with the recording (module rules 1 and 2)."""
     observed = observed_figures(requests, threshold)
     replayed = replayed_figures(before, requests, threshold)
-    errors = {k: (replayed[k] - v) / v if v > 0 else 0.0 for k, v in observed.items()}
+    bands = _bands(requests, threshold)
+    errors = {}
+    for k, v in observed.items():
+        low, high = bands.get(k, (v, v))
+        miss = min(max(replayed[k], low), high)  # the nearest point of the band
+        errors[k] = (replayed[k] - miss) / v if v > 0 else 0.0
     failed = [k for k, e in errors.items() if abs(e) > TOLERANCE[k]]
     return SelfCheck(observed, replayed, errors, failed)
+
+
+def _bands(requests: list[Observed], threshold: float) -> dict[str, tuple[float, float]]:
+    e2e = {r.rid: r.sent + r.e2e - r.arrival for r in requests}
+    short = sorted(e2e[r.rid] for r in requests if r.output_tokens <= threshold)
+    long = sorted(e2e[r.rid] for r in requests if r.output_tokens > threshold) or short
+    return {"short_p50": _band(short), "long_p50": _band(long)}
+
+
+def _band(ordered: list[float]) -> tuple[float, float]:
+    if not ordered:
+        return (0.0, 0.0)
+    return (_quantile(ordered, BAND[0]), _quantile(ordered, BAND[1]))
+
+
+def _quantile(ordered: list[float], q: float) -> float:
+    """Linear interpolation between ranks (numpy's default), on sorted values."""
+    pos = q * (len(ordered) - 1)
+    i = int(pos)
+    j = min(i + 1, len(ordered) - 1)
+    return ordered[i] + (ordered[j] - ordered[i]) * (pos - i)
 
 
 def _p50(values: list[float]) -> float:

@@ -1,8 +1,12 @@
 """How sure a what-if answer is: the same replay on every reading of the traces that fits
 them about as well, and on the requests resampled.
 
-Rule 1: the readings are the fitted model with its step 15% off either way (and twice the
-        batch where the batch size is only a lower bound), each with the submissions grouped
+Rule 1: the readings are the fitted model with its step 15% off either way; the same with no
+        per-sequence or prefill cost (a client's delays only ever make a server look slower,
+        and those two terms are where a fit puts them); the step the chunks' spacing within
+        each stream shows (its median gap, clumps left out: the evidence client stalls bend
+        least), without those costs; and twice the batch where the batch size is only a lower
+        bound; each with the submissions grouped
         into bursts two ways (a 10 ms chain, as fitted, and a 50 ms one: a client whose loop
         stalled spreads one ``gather`` over tens of milliseconds), plus ``RESAMPLES``
         bootstrap resamples of the requests on the fitted model.
@@ -26,12 +30,22 @@ from typing import TYPE_CHECKING
 from .._dispatch._names import make_policy
 from ..sim import SimRun, simulate
 from ._check import SelfCheck
+from ._declump import CLUMP_GAP
 from ._fit import Fit, Observed, observed_requests
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
 
-__all__ = ["MIN_MARGIN", "RESAMPLES", "SLACK_STEPS", "Figures", "figures", "intervals", "run_both"]
+__all__ = [
+    "chunk_step_ms",
+    "MIN_MARGIN",
+    "RESAMPLES",
+    "SLACK_STEPS",
+    "Figures",
+    "figures",
+    "intervals",
+    "run_both",
+]
 
 MIN_MARGIN = 0.10
 SLACK_STEPS = 4
@@ -100,6 +114,12 @@ def _readings(fit: Fit, traces: list[StreamTrace]) -> Iterator[tuple[Fit, list[O
     c = fit.config
     step = c.cost_model().step_ms
     models = [fit, *(replace(fit, config=replace(c, step_ms=step * f)) for f in (0.85, 1.15))]
+    bare = replace(c, per_seq_ms=0.0, prefill_ms_per_token=0.0)
+    if bare != c:
+        models += [replace(fit, config=replace(bare, step_ms=step * f)) for f in (0.85, 1.0)]
+    gap = chunk_step_ms(traces)
+    if gap is not None:
+        models.append(replace(fit, config=replace(bare, step_ms=gap)))
     if fit.kind == "static" and not fit.report.batch_size_exact:
         models.append(replace(fit, config=replace(c, batch_size=2 * c.batch_size)))
     loose = observed_requests(traces, burst=0.050)
@@ -114,6 +134,13 @@ def _readings(fit: Fit, traces: list[StreamTrace]) -> Iterator[tuple[Fit, list[O
             replace(r, rid=f"{r.rid}#{i}") for i, r in enumerate(rng.choices(fit.requests, k=n))
         ]
         yield fit, sorted(picked, key=_order)
+
+
+def chunk_step_ms(traces: list[StreamTrace]) -> float | None:
+    """The median gap between a stream's consecutive content chunks (ms), leaving out the
+    clumps a stalled client reads at once; None without chunk times (summary lines)."""
+    gaps = [g for t in traces for g in t.itl if g >= CLUMP_GAP]
+    return statistics.median(gaps) * 1000 if gaps else None
 
 
 def _order(r: Observed) -> tuple[float, float]:
