@@ -11,7 +11,8 @@ lies in both intervals), *refused*, or *missed* (a confident answer outside its 
 one outcome that must never happen).
 
 Run:  python benchmarks/replay_check.py [--seeds 3] [--requests 16] [--starve none,light,heavy]
-Writes benchmarks/results/replay_check.json (the code version, machine and every case).
+Writes benchmarks/results/replay_check.json (``-o`` elsewhere): the code version, the machine
+and every case.
 """
 
 from __future__ import annotations
@@ -91,12 +92,12 @@ def _truth(traces: list[StreamTrace], cut: float) -> dict[str, float]:
 async def one(cfg: ServerConfig, n: int, seed: int, how: str) -> dict[str, Any]:
     specs = make_workload(n, "mix:8,64", "16", seed=seed)
     starved = await _record(cfg, specs, how, seed)
-    with ReferenceServer.in_subprocess(cfg) as server:
-        truth_traces = (await run_workload(server.base_url, cfg.model, specs, policy="auto")).traces
     try:
         got = replay(starved, "auto")
     except ReplayRefused as exc:
         return {"outcome": "refused", "reasons": exc.reasons}
+    with ReferenceServer.in_subprocess(cfg) as server:
+        truth_traces = (await run_workload(server.base_url, cfg.model, specs, policy="auto")).traces
     cut = statistics.median(r.output_tokens for r in got.fit.requests)
     truth = _truth(truth_traces, cut)
     held = all(got.intervals[k][0] <= truth[k] <= got.intervals[k][1] for k in truth)
@@ -130,7 +131,8 @@ def _git() -> dict[str, Any]:
     return {"hash": run("rev-parse", "HEAD"), "dirty": bool(run("status", "--porcelain"))}
 
 
-async def main(seeds: int, n: int, starves: list[str], picks: list[int]) -> None:
+async def main(seeds: int, n: int, starves: list[str], picks: list[int]) -> dict[str, Any]:
+    """Run every case, print the table; the results, for :func:`save`."""
     cases = []
     print(f"{n} requests at once (half 8, half 64 tokens); truth: auto from an unstarved client")
     print(f"{'server':30} {'starve':7} {'held':>5} {'refused':>8} {'missed':>7}")
@@ -148,24 +150,22 @@ async def main(seeds: int, n: int, starves: list[str], picks: list[int]) -> None
             sys.stdout.flush()
     total = {k: sum(c["outcome"] == k for c in cases) for k in ("held", "refused", "missed")}
     print(f"all: {total['held']} held, {total['refused']} refused, {total['missed']} missed")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "schema": "fairstream.bench.replay_check/1",
-                "fairstream": __version__,
-                "git": _git(),
-                "date": datetime.now(UTC).isoformat(timespec="seconds"),
-                "machine": _machine(),
-                "parameters": {"seeds": seeds, "requests": n, "starve": starves},
-                "totals": total,
-                "cases": cases,
-            },
-            indent=1,
-        )
-        + "\n"
-    )
-    print(f"results written to {RESULTS}")
+    return {
+        "schema": "fairstream.bench.replay_check/1",
+        "fairstream": __version__,
+        "git": _git(),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": _machine(),
+        "parameters": {"seeds": seeds, "requests": n, "starve": starves},
+        "totals": total,
+        "cases": cases,
+    }
+
+
+def save(data: dict[str, Any], out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    print(f"results written to {out}")
 
 
 if __name__ == "__main__":
@@ -174,8 +174,9 @@ if __name__ == "__main__":
     ap.add_argument("--requests", type=int, default=16)
     ap.add_argument("--starve", default="none,light,heavy")
     ap.add_argument("--servers", default="", help="which rows, 1-based (default: all)")
+    ap.add_argument("-o", "--out", type=Path, default=RESULTS, help="the results file")
     args = ap.parse_args()
-    asyncio.run(
+    results = asyncio.run(
         main(
             args.seeds,
             args.requests,
@@ -183,3 +184,4 @@ if __name__ == "__main__":
             [int(x) for x in args.servers.split(",") if x],
         )
     )
+    save(results, args.out)

@@ -13,7 +13,7 @@ from fairstream import ReferenceServer, ServerConfig, StreamTrace, load_jsonl
 from fairstream._cli import cli
 from fairstream._cli._demo import makespan
 
-from .test_benchmarks_smoke import run_benchmark
+from ._bench import run_benchmark
 
 
 def _run(*args: str) -> str:

@@ -6,7 +6,7 @@ against the server in its own process.
 
 from __future__ import annotations
 
-from ..test_benchmarks_smoke import run_benchmark
+from .._bench import run_benchmark
 
 
 def test_200_streams_through_the_dispatcher_lose_nothing() -> None:

@@ -7,7 +7,7 @@ import re
 import pytest
 from redis_server import binary
 
-from ..test_benchmarks_smoke import run_benchmark
+from .._bench import run_benchmark
 from .conftest import REQUIRED
 
 

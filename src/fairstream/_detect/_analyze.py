@@ -113,7 +113,9 @@ class _Analysis:
                 stalls = self._stalls(mid, sync)
             elif static_support and static_support >= 2 * len(mid):  # and mid < static here
                 verdict, support, against = "static", static_support, len(mid)
-                if held or (not self.chunked and together):
+                # one stream whose end came late is what a busy client's late read looks
+                # like; a server that holds streams to the batch's end holds many
+                if _many(held, reqs) or (not self.chunked and together):
                     release = "batch_end"
                 elif self.chunked:
                     release = "stream"
@@ -352,3 +354,11 @@ def _recommend(verdict: Verdict, batch: int | None, stalls: bool | None) -> Reco
     if verdict == "continuous":
         return Recommendation("gradient", batch)
     return Recommendation("auto", None)
+
+
+HELD_SHARE = 0.15  # of the requests: a batch_end server holds every member but the longest
+
+
+def _many(held: dict[str, float], reqs: Sequence[Req]) -> bool:
+    """Held streams enough to say the server holds them, not that the client read late."""
+    return len(held) >= max(2, HELD_SHARE * len(reqs))
