@@ -6,8 +6,7 @@ task that blocks the loop at random with a synchronous call, lightly or most of 
 an app doing blocking work on its loop does) against a reference server in its own process.
 The blocks sleep rather than spin: client and server share this machine's two cores here, and
 a spinning client would slow the server too, which no client-side correction can or should
-undo (in production the server has its own machine). The cases run ``alone`` (no other xdist
-worker meanwhile), since the truth is a second run compared with the first. The truth is the
+undo (in production the server has its own machine). The truth is the
 same burst sent through the same policy (``auto``, the default what-if) by a client that is not
 starved, on a fresh server of the same configuration: replay models the server, and a busy
 client's delays are what it must see through (or refuse over).
@@ -74,7 +73,6 @@ async def _starved(cfg: ServerConfig, specs: list[RequestSpec], how: str, seed: 
 
 
 @pytest.mark.slow
-@pytest.mark.alone
 @pytest.mark.parametrize(("how", "seed"), [("light", 1), ("heavy", 2)])
 @pytest.mark.parametrize("kind", sorted(SERVERS))
 async def test_starved_traces_get_an_honest_answer_or_a_refusal(
