@@ -31,7 +31,7 @@ def test_overhead_smoke() -> None:
 
 
 def test_detector_benchmark_smoke() -> None:
-    lines = run_benchmark("detector.py", "--corpus", "10", "--presets", "default-7b", "--tpc", "1")
+    lines = run_benchmark("detector.py", "--corpus", "4", "--presets", "default-7b", "--tpc", "1")
     # a wrong verdict is marked "<- WRONG" after the columns; accuracy is test_probe_live's job
     rows = [line.split("<-")[0].split() for line in lines if line.startswith("default-7b")]
     assert len(rows) == 5  # one probe per behaviour

@@ -79,7 +79,7 @@ async def test_starved_traces_get_an_honest_answer_or_a_refusal(
     kind: str, how: str, seed: int
 ) -> None:
     cfg = SERVERS[kind]
-    specs = make_workload(16, "mix:8,64", "16", seed=seed + 10 * sorted(SERVERS).index(kind))
+    specs = make_workload(12, "mix:8,64", "16", seed=seed + 10 * sorted(SERVERS).index(kind))
     starved = (await _starved(cfg, specs, how, seed)).traces
     assert all(t.outcome == "ok" for t in starved)
     try:
