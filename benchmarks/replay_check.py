@@ -21,19 +21,18 @@ import argparse
 import asyncio
 import json
 import platform
-import random
 import statistics
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fairstream import ReplayRefused, ServerConfig, StreamTrace, __version__, replay
-from fairstream._cli._bench._run import run_workload
-from fairstream._cli._bench._workload import RequestSpec, make_workload
-from fairstream.server._server import ReferenceServer
+from fairstream import ReplayRefused, ServerConfig, __version__, replay
+from fairstream._cli._bench._workload import make_workload
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests._starve import record, submission_figures, through
 
 SERVERS = {
     "static B4 (batch_end)": ServerConfig(
@@ -48,58 +47,19 @@ SERVERS = {
     ),
     "sequential": ServerConfig(mode="sequential", time_scale=0.25),
 }
-# a blocking call on the loop: (free between blocks, blocked), each drawn uniformly (seconds)
-BLOCKERS = {
-    "light": ((0.02, 0.12), (0.005, 0.04)),
-    "heavy": ((0.0, 0.05), (0.02, 0.15)),
-}
 RESULTS = Path(__file__).parent / "results" / "replay_check.json"
-
-
-async def _block(how: str, seed: int, stop: asyncio.Event) -> None:
-    (free_lo, free_hi), (busy_lo, busy_hi) = BLOCKERS[how]
-    rng = random.Random(seed)
-    while not stop.is_set():
-        await asyncio.sleep(rng.uniform(free_lo, free_hi))
-        time.sleep(rng.uniform(busy_lo, busy_hi))  # noqa: ASYNC251 (the blocking call is the point)
-
-
-async def _record(cfg: ServerConfig, specs: list[RequestSpec], how: str, seed: int) -> list[Any]:
-    with ReferenceServer.in_subprocess(cfg) as server:
-        if how == "none":
-            return (await run_workload(server.base_url, cfg.model, specs)).traces
-        stop = asyncio.Event()
-        blocker = asyncio.create_task(_block(how, seed, stop))
-        try:
-            return (await run_workload(server.base_url, cfg.model, specs)).traces
-        finally:
-            stop.set()
-            await blocker
-
-
-def _truth(traces: list[StreamTrace], cut: float) -> dict[str, float]:
-    def start(t: StreamTrace) -> float:
-        return t.enqueued if t.enqueued is not None else (t.sent or 0.0)
-
-    t0 = min(start(t) for t in traces)
-    short = [(t.end or 0.0) - start(t) for t in traces if t.output_tokens <= cut]
-    return {
-        "makespan": max(t.end or 0.0 for t in traces) - t0,
-        "short_p50": statistics.median(short),
-    }
 
 
 async def one(cfg: ServerConfig, n: int, seed: int, how: str) -> dict[str, Any]:
     specs = make_workload(n, "mix:8,64", "16", seed=seed)
-    starved = await _record(cfg, specs, how, seed)
+    starved = await record(cfg, specs, how, seed)
     try:
         got = replay(starved, "auto")
     except ReplayRefused as exc:
         return {"outcome": "refused", "reasons": exc.reasons}
-    with ReferenceServer.in_subprocess(cfg) as server:
-        truth_traces = (await run_workload(server.base_url, cfg.model, specs, policy="auto")).traces
+    truth_traces = await through(cfg, specs, "auto")
     cut = statistics.median(r.output_tokens for r in got.fit.requests)
-    truth = _truth(truth_traces, cut)
+    truth = submission_figures(truth_traces, cut)
     held = all(got.intervals[k][0] <= truth[k] <= got.intervals[k][1] for k in truth)
     return {
         "outcome": "held" if held else "missed",
