@@ -5,11 +5,11 @@ Rule 1: the readings are the fitted model with its step 15% off either way; the 
         per-sequence or prefill cost (a client's delays only ever make a server look slower,
         and those two terms are where a fit puts them); the step the chunks' spacing within
         each stream shows (its median gap, clumps left out: the evidence client stalls bend
-        least), without those costs; and twice the batch where the batch size is only a lower
-        bound; each with the submissions grouped
-        into bursts two ways (a 10 ms chain, as fitted, and a 50 ms one: a client whose loop
-        stalled spreads one ``gather`` over tens of milliseconds), plus ``RESAMPLES``
-        bootstrap resamples of the requests on the fitted model.
+        least), without those costs; and twice the batch where the batch size is only a
+        lower bound. Each runs with the submissions grouped into bursts two ways (a 10 ms
+        chain, as fitted, and a 50 ms one: a client whose loop stalled spreads one ``gather``
+        over tens of milliseconds). Then ``RESAMPLES`` bootstrap resamples of the requests
+        run on the fitted model.
 Rule 2: an interval runs from the least to the most any reading gives, widened on both sides
         by the self-check's error on that figure, at least ``MIN_MARGIN`` (two real runs of
         one server differ by about that much), and by ``SLACK_STEPS`` steps of the fitted
@@ -42,11 +42,12 @@ if TYPE_CHECKING:
     from .._trace import StreamTrace
 
 __all__ = [
-    "chunk_step_ms",
+    "ADAPTIVE",
     "MIN_MARGIN",
     "RESAMPLES",
     "SLACK_STEPS",
     "Figures",
+    "chunk_step_ms",
     "figures",
     "intervals",
     "run_both",
@@ -61,13 +62,7 @@ Figures = dict[str, float]
 
 def run_both(fit: Fit, requests: list[Observed], policy: str) -> tuple[SimRun, SimRun]:
     """``requests`` replayed on the fitted model as they were sent, then through ``policy``."""
-    before = simulate(fit.config.build_engine(), [r.as_sent() for r in requests])
-    after = simulate(
-        fit.config.build_engine(),
-        [r.as_submitted() for r in requests],
-        policy=make_policy(policy),
-    )
-    return before, after
+    return _as_sent(fit, requests), _through(fit, requests, policy)
 
 
 def figures(after: SimRun, threshold: float) -> Figures:
@@ -100,14 +95,13 @@ def intervals(
         ]
     slack = SLACK_STEPS * fit.step_ms / 1000
     out = {}
-    for name in ("makespan", "short_p50"):
+    for name in ("makespan", "short_p50"):  # (the verdict's two figures)
         margin = max(MIN_MARGIN, abs(check.errors[name]))
         values = [f[name] for f in seen]
-        low, high = min(values) * (1 - margin) - slack, max(values) * (1 + margin) + slack
-        out[name] = (max(0.0, low), high)
-    for name in ("makespan", "short_p50"):  # (the verdict's two figures)
+        low = max(0.0, min(values) * (1 - margin) - slack)
+        high = max(values) * (1 + margin) + slack
         observed = check.observed[name]
-        low, high = out[name]
+        out[name] = (low, high)
         out[f"{name}_ratio"] = (low / observed, high / observed) if observed else (1.0, 1.0)
     return out
 
