@@ -1,11 +1,10 @@
 """The public API is exactly the intended list, sorted, and every name resolves; removed
-names that the README documented still work, with a DeprecationWarning."""
+names renamed before the first release are gone."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import warnings
 
 import pytest
 
@@ -64,17 +63,10 @@ def test_internals_are_not_exported() -> None:
 
 
 @pytest.mark.parametrize("name", ["simulate_dispatch", "VJob", "VRun"])
-def test_documented_old_names_warn_and_still_work(name: str) -> None:
-    with pytest.warns(DeprecationWarning, match=f"fairstream.{name} is deprecated"):
+def test_removed_old_names_are_gone(name: str) -> None:
+    """Renamed before the first release (CHANGELOG.md says to what): no shim keeps them."""
+    with pytest.raises(AttributeError, match=name):
         getattr(fairstream, name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        engine = fairstream.ServerConfig(mode="static", batch_size=2).build_engine()
-        jobs = [fairstream.VJob(0.0, n, expected_tokens=n) for n in (4, 8, 4, 8)]
-        run = fairstream.simulate_dispatch(engine, jobs, fairstream.Waves(2))
-        assert isinstance(run, fairstream.VRun)
-    assert all(r.ok and r.end is not None for r in run.results)
-    assert len(run.results) == 4
 
 
 def test_policy_is_abstract() -> None:

@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, int]] = [
     (r"fairstream\._instrument(\..*)?$", 1),
     (r"fairstream\._detect(\..*)?$", 2),
     (r"fairstream\._dispatch(\..*)?$", 3),
-    (r"fairstream\.(sim|_deprecated|_replay(\..*)?)$", 4),
+    (r"fairstream\.(sim|_replay(\..*)?)$", 4),
     (r"fairstream\.(_cli(\..*)?|__main__)$", 5),
     (r"fairstream$", 6),  # the package's __init__: re-exports (server and sim lazily)
 ]
@@ -183,7 +183,7 @@ class Block(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, Block())
 import fairstream
 print(sorted(m for m in sys.modules if m.startswith(('fairstream.server', 'fairstream.sim',
-      'fairstream._cli', 'fairstream._deprecated'))))
+      'fairstream._cli'))))
 """
 
 

@@ -68,7 +68,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> _Any:
-    """Import optional integrations and the server on first use; old names warn."""
+    """Import optional integrations and the server on first use."""
     import importlib
 
     if name in _LAZY:
@@ -76,10 +76,6 @@ def __getattr__(name: str) -> _Any:
         return getattr(importlib.import_module(module), attr)
     if name in ("server", "sim"):
         return importlib.import_module(f"fairstream.{name}")
-    from ._deprecated import DEPRECATED, deprecated
-
-    if name in DEPRECATED:
-        return deprecated(name)
     raise AttributeError(f"module 'fairstream' has no attribute {name!r}")
 
 
