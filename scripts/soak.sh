@@ -7,6 +7,7 @@
 #
 # The clone is of the committed HEAD, in a temporary folder (SOAK_DIR keeps it elsewhere);
 # each run's full output is kept there as run-K.log. Exits non-zero when any run failed.
+# SOAK_COMMAND replaces the README's command (to check this script itself quickly).
 set -euo pipefail
 
 usage() { echo "usage: $0 N [--load | --alternate]" >&2; exit 2; }
@@ -21,7 +22,7 @@ work=${SOAK_DIR:-$(mktemp -d -t fairstream-soak.XXXXXX)}
 git clone --quiet "$repo" "$work/clone"
 cd "$work/clone"
 # the README's second set-up command, read from the README so that it is the one users run
-command=$(grep -m1 -E "^python3 -m venv .venv && .*pytest" README.md)
+command=${SOAK_COMMAND:-$(grep -m1 -E "^python3 -m venv .venv && .*pytest" README.md)}
 echo "clone: $work/clone at $(git rev-parse --short HEAD)"
 echo "command: $command"
 
@@ -43,10 +44,11 @@ for ((k = 1; k <= runs; k++)); do
   bash -c "$command" >"$work/run-$k.log" 2>&1 || status=$?
   seconds=$(( $(date +%s) - start ))
   stop_load
-  summary=$(grep -E "^=+ .*(passed|failed|error).* in [0-9.]+s" "$work/run-$k.log" | tail -1 | sed -E 's/^=+ //; s/ =+$//')
-  passed=$(grep -oE "[0-9]+ passed" <<<"$summary" | grep -oE "[0-9]+" || echo 0)
-  failed=$(grep -oE "[0-9]+ (failed|errors?)" <<<"$summary" | awk '{n += $1} END {print n + 0}')
-  skipped=$(grep -oE "[0-9]+ skipped" <<<"$summary" | grep -oE "[0-9]+" || echo 0)
+  summary=$(grep -E "^=+ .* in [0-9.]+s" "$work/run-$k.log" | tail -1 | sed -E 's/^=+ //; s/ =+$//' || true)
+  count() { awk -v word="$1" '{for (i = 2; i <= NF; i++) if ($i ~ "^" word) n += $(i - 1)} END {print n + 0}' <<<"${summary//,/ }"; }
+  passed=$(count passed)
+  failed=$(( $(count failed) + $(count error) ))
+  skipped=$(count skipped)
   result=green
   if [ "$status" -ne 0 ]; then result="RED (exit $status)"; failures=$((failures + 1)); fi
   rows+=("| $k | $load | ${passed:-0} | ${failed:-0} | ${skipped:-0} | $seconds s | $result |")
