@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairstream import Dispatcher, Recorder, ReferenceServer, ServerConfig, StreamClient
@@ -24,7 +24,6 @@ CONFIG = ServerConfig(
     max_num_seqs=4, step_ms=20.0, per_seq_ms=0.0, prefill_ms_per_token=0.0, time_scale=0.25
 )
 MSG = [{"role": "user", "content": "x"}]
-OUTCOMES: dict[str, int] = {}  # over every example: the cuts really fell mid-stream
 
 
 class CountingRecorder(Recorder):
@@ -77,7 +76,13 @@ def _asyncio() -> bool:
 
 
 async def scenario(
-    base_url: str, handle: ServerHandle, policy: str, lengths: list[int], delay: float, inside: bool
+    base_url: str,
+    handle: ServerHandle,
+    policy: str,
+    lengths: list[int],
+    delay: float,
+    inside: bool,
+    outcomes: dict[str, int],
 ) -> None:
     d, rec, before = await workload(base_url, policy, lengths, delay, inside)
     assert (d.in_flight, d.queue_length, d.state) == (0, 0, "closed")
@@ -85,7 +90,7 @@ async def scenario(
     assert len({t.request_id for t in rec.traces}) == len(rec.traces)
     for t in rec.traces:
         key = t.outcome if t.outcome != "error" else f"error: {t.error_type}: {t.error_message}"
-        OUTCOMES[key] = OUTCOMES.get(key, 0) + 1
+        outcomes[key] = outcomes.get(key, 0) + 1
     with anyio.fail_after(5):
         if _asyncio():  # an abandoned async generator is finalized by a short task
             while len(asyncio.all_tasks()) > before:  # noqa: ASYNC110 (the loop's task set)
@@ -97,33 +102,25 @@ async def scenario(
 
 
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-@settings(
-    max_examples=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(
-    policy=st.sampled_from(["fixed:3", "serial", "auto", "gradient", "waves:2"]),
-    lengths=st.lists(st.integers(1, 24), min_size=1, max_size=10),
-    delay=st.floats(0.0, 0.25),
-    inside=st.booleans(),
-)
-def test_cancelled_anywhere_nothing_leaks(
-    server: ServerHandle,
-    backend: str,
-    policy: str,
-    lengths: list[int],
-    delay: float,
-    inside: bool,
-) -> None:
-    started = time.monotonic()
-    anyio.run(scenario, server.base_url, server, policy, lengths, delay, inside, backend=backend)
-    assert time.monotonic() - started < 30
+def test_cancelled_anywhere_nothing_leaks(server: ServerHandle, backend: str) -> None:
+    outcomes: dict[str, int] = {}
 
+    @settings(max_examples=20, deadline=None)
+    @given(
+        policy=st.sampled_from(["fixed:3", "serial", "auto", "gradient", "waves:2"]),
+        lengths=st.lists(st.integers(1, 24), min_size=1, max_size=10),
+        delay=st.floats(0.0, 0.25),
+        inside=st.booleans(),
+    )
+    def one(policy: str, lengths: list[int], delay: float, inside: bool) -> None:
+        started = time.monotonic()
+        anyio.run(
+            scenario, server.base_url, server, policy, lengths, delay, inside, outcomes,
+            backend=backend,
+        )  # fmt: skip
+        assert time.monotonic() - started < 30
 
-def test_the_examples_did_cut_streams_mid_way() -> None:
-    """Runs after the property (file order): some streams were cancelled, some completed."""
-    if not OUTCOMES:
-        pytest.skip("run with the property test above")
-    assert OUTCOMES.get("cancelled", 0) > 0 and OUTCOMES.get("ok", 0) > 0, OUTCOMES
-    assert set(OUTCOMES) <= {"ok", "cancelled"}, OUTCOMES
+    one()
+    # over this test's examples, the cuts really fell mid-stream: some cancelled, some completed
+    assert outcomes.get("cancelled", 0) > 0 and outcomes.get("ok", 0) > 0, outcomes
+    assert set(outcomes) <= {"ok", "cancelled"}, outcomes
