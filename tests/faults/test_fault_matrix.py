@@ -83,7 +83,6 @@ EXPECTED: dict[str, dict[str, set[str]]] = {
         "responses": {"APIConnectionError"},
     },
 }
-MATRIX: dict[tuple[str, str], str] = {}
 
 
 def test_every_fault_has_an_expectation() -> None:
@@ -107,7 +106,6 @@ async def test_fault(kind: str, family: str) -> None:
     async with ReferenceServer(config) as server:
         with anyio.fail_after(10):  # no hang
             outcome, seen = await one_request(family, server.base_url, recorder)
-        MATRIX[(kind, family)] = outcome
         assert outcome in EXPECTED[kind][family], (kind, family, outcome)
         (trace,) = recorder.traces
         assert trace.outcome == ("ok" if outcome == "ok" else "error")
@@ -139,16 +137,3 @@ async def test_fault(kind: str, family: str) -> None:
         while len(asyncio.all_tasks()) > before:  # noqa: ASYNC110 (the loop's task set)
             await anyio.sleep(0.01)
     assert len(asyncio.all_tasks()) <= before  # no task left behind
-
-
-def test_print_the_matrix(capsys: pytest.CaptureFixture[str]) -> None:
-    """Runs last in this module (pytest keeps file order): prints what the cells saw."""
-    if not MATRIX:
-        pytest.fail("the fault matrix did not run")
-    width = max(len(k) for k in KINDS) + 2
-    with capsys.disabled():
-        print("\nfault matrix (rows: server fault, columns: client family, cells: outcome)")
-        print(" " * width + "".join(f"{f:<24}" for f in FAMILIES))
-        for kind in KINDS:
-            cells = "".join(f"{MATRIX.get((kind, f), '-'):<24}" for f in FAMILIES)
-            print(f"{kind:<{width}}{cells}")
