@@ -54,7 +54,7 @@ class Replay:
     before_run: SimRun
     after_run: SimRun
     check: SelfCheck
-    # per figure (makespan, short_p50, long_p50 and their ratios to as sent): (low, high)
+    # (low, high) for makespan and short_p50 (seconds) and their ratios to what was observed
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
