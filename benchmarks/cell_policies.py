@@ -1,18 +1,18 @@
 """``matrix_cell.py``'s ``auto``: watched (what it saw at each send, its starts), and the
-variants tried against it side by side, each a reading in benchmarks/README or a closing note.
+variants tried against it side by side, each kept to compare against the shipped rule.
 
-- ``auto-any-pause``: the long-first rule as until session 34 (at any 4-step pause in arrivals);
-- ``auto-seq-wait``: one request kept waiting at a sequential server (until session 39);
+- ``auto-any-pause``: the long-first rule firing at any 4-step pause in arrivals;
+- ``auto-seq-wait``: one request kept waiting at a sequential server;
 - ``auto-fcfs-gap``: a continuous start counts only waiting requests sent a quickest first
-  token before it as holding slots (session 40);
+  token before it as holding slots;
 - ``auto-cap<f>``: slow start's sends above the proven slots kept to ``f`` x the peak
-  (``auto-ccap<f>``: once the server is known continuous; session 40);
+  (``auto-ccap<f>``: once the server is known continuous);
 - ``auto-churn``: a continuous server's probe made larger by the requests that end within a
   first token's time, and a late start read as a slot wait only with the peak (less one)
-  running (``auto-churn-norun``: the probe alone; session 51);
-- ``auto-rounds``: probing in rounds of the churn and one more, judged by growth (session 51);
+  running (``auto-churn-norun``: the probe alone);
+- ``auto-rounds``: probing in rounds of the churn and one more, judged by growth;
 - ``auto-floor<N>``: the peak held at N or more once slow start ends on a continuous server
-  (what a right slot count would give; session 51);
+  (what a right slot count would give);
 - ``auto:k=v+k=v``: ``Auto(k=v, ...)``; ``auto-no-handover``: ``Auto(handover=0)``.
 """
 
@@ -57,7 +57,7 @@ class WatchedAuto(Auto):
 
 
 class FcfsGapAuto(WatchedAuto):
-    """Experiment (session 40): on a continuous server a start counts a request sent before it
+    """Experiment: on a continuous server a start counts a request sent before it
     that still waits as holding a slot only if sent a quickest first token earlier (the sends
     of one admission reach the server in any order)."""
 
@@ -87,7 +87,7 @@ class CappedAuto(WatchedAuto):
 
 
 class AnyPauseAuto(WatchedAuto):
-    """``auto`` as it was until session 34, side by side with today's: the long-first rule of
+    """``auto`` with a looser long-first rule, side by side with the shipped one: the rule of
     a burst's tail fires at any pause of 4 steps in arrivals (an open loop's too)."""
 
     def _admit_critical_first(self, queue: Any, in_flight: int, now: float) -> list[Any]:
@@ -96,7 +96,7 @@ class AnyPauseAuto(WatchedAuto):
 
 
 class ChurnAuto(WatchedAuto):
-    """Experiment (session 51): on a continuous server, past slow start, a probe is also as
+    """Experiment: on a continuous server, past slow start, a probe is also as
     many requests as end within a first token's time (ends per second x the recent median
     TTFT), so that more run at once than the peak despite the churn (a start proves a slot
     only when more hold slots than ever: with as many ending as starting, a probe of one never
@@ -139,7 +139,7 @@ class ChurnAuto(WatchedAuto):
 
 
 class FloorAuto(WatchedAuto):
-    """Experiment (session 51): the peak held at ``floor`` or more once slow start has ended
+    """Experiment: the peak held at ``floor`` or more once slow start has ended
     on a continuous server: what ``auto`` would do if it knew the slots (or more)."""
 
     def __init__(self, floor: int = 64, **options: Any) -> None:
@@ -153,7 +153,7 @@ class FloorAuto(WatchedAuto):
 
 
 class RoundAuto(ChurnAuto):
-    """Experiment (session 51): on a continuous server, past slow start, probing goes in rounds
+    """Experiment: on a continuous server, past slow start, probing goes in rounds
     judged by growth, not by late starts: while requests wait in our queue and the probe is on,
     a round sends the churn and one more above the peak; after two first tokens' time it
     succeeded if the peak grew (the next round follows), else the server is full there: the

@@ -15,6 +15,8 @@ import asyncio
 import sys
 from pathlib import Path
 
+import record
+
 from fairstream import ReferenceServer, ServerConfig
 from fairstream._cli._bench._results import client_cpu
 from fairstream._cli._bench._run import run_workload
@@ -68,4 +70,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    record.main("client_footprint", main)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import record
 from tests.detect._corpus import corpus
 from tests.detect._modes import MODES, answer, config
 from tests.detect._simtraces import sim_traces
@@ -91,4 +92,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    record.main("detector", main)

@@ -23,6 +23,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import record
+
 from fairstream import Dispatcher, Fixed, Recorder, ReferenceServer, ServerConfig, StreamClient
 
 
@@ -105,4 +107,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    record.main("load", main)

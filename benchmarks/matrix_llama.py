@@ -1,7 +1,7 @@
 """llama.cpp's decode step, measured on the machine the matrix runs on.
 
 The reference server's step is what its config says; llama.cpp's is whatever this CPU gives
-(about 18 ms a token on sessions 34-42's VM, about 30 ms on session 43's). The matrix's
+(18-30 ms a token on 2-core VMs). The matrix's
 4-step TTFT SLO and its open loops' share of capacity are in steps, so a step taken from
 another machine judges a slower one by a stricter SLO and runs "50%" past saturation.
 """

@@ -59,7 +59,7 @@ class Cell:
 
     def take_last(self, other: Cell) -> None:
         """Append ``other``'s latest run (one seed of a swept fixed concurrency), and its
-        failures: before session 33 the sweep's cells printed none."""
+        failures (older files hold cells without them)."""
         self.errors += other.errors
         if not other.makespan:  # every request of that run failed
             return

@@ -3,7 +3,7 @@ sitting (the default size takes hours) goes on where it stopped, at the same cod
 
 The file is JSON lines: a header (the arguments that shape the figures and a hash of
 ``src/fairstream``, the demo's module left out), then one line per finished workload of a row
-(its cells' raw per-seed figures; files before session 26 hold one line per row, read the
+(its cells' raw per-seed figures; older files hold one line per row, read the
 same way), so a row stopped midway keeps the workloads it finished. A file written by other
 code or other arguments is refused, not mixed in.
 """
@@ -20,7 +20,7 @@ __all__ = ["Resume", "calibrations", "code_hash"]
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "fairstream"
 # what no matrix cell runs: ``fairstream demo`` (its own figures come from demo_rows.py), so a
-# change there (session 46: its makespan column) leaves the measured code, and its file, as is
+# change there leaves the measured code, and its file, as is
 NOT_MEASURED = frozenset({"_cli/_demo.py"})
 
 
@@ -48,8 +48,8 @@ def read_kept(path: Path) -> tuple[dict[str, Any], dict[str, dict[str, dict[str,
 
 
 def calibrations(path: Path) -> dict[str, dict[str, dict[str, float]]]:
-    """row -> workload -> the llama.cpp step it was judged with (lines since session 44 carry
-    it; a workload without one took the fixed 18 ms)."""
+    """row -> workload -> the llama.cpp step it was judged with (lines that carry it; a
+    workload without one took the fixed 18 ms)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
     for line in path.read_text().splitlines()[1:]:
         part = json.loads(line)

@@ -27,12 +27,12 @@ import gc
 import importlib
 import json
 import statistics
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import httpx
+import record
 from httpx_sse import aconnect_sse
 from langchain_openai import ChatOpenAI
 from openai import AsyncOpenAI
@@ -512,4 +512,4 @@ async def _added_alone(families: list[str], chunks: int) -> dict[str, tuple[floa
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    record.main("overhead", main)

@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import record
+
 
 def _child(variant: str, requests: int, tokens: int) -> None:
     """Run inside valgrind: ``requests`` replayed streams of ``tokens`` chunks."""
@@ -121,4 +123,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    record.main("overhead_instructions", main)

@@ -31,6 +31,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+import record
+
 from fairstream import Auto, Fixed, Gradient, ReferenceServer, ServerConfig
 from fairstream._cli._bench._run import run_workload
 from fairstream._cli._bench._workload import RequestSpec
@@ -271,4 +273,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    record.main("policies", main)

@@ -11,28 +11,25 @@ lies in both intervals), *refused*, or *missed* (a confident answer outside its 
 one outcome that must never happen).
 
 Run:  python benchmarks/replay_check.py [--seeds 3] [--requests 16] [--starve none,light,heavy]
-Writes benchmarks/results/replay_check.json (``-o`` elsewhere): the code version, the machine
-and every case.
+Writes benchmarks/results/replay_check.json: the totals and every case.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import platform
 import statistics
-import subprocess
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fairstream import ReplayRefused, ServerConfig, __version__, replay
+from fairstream import ReplayRefused, ServerConfig, replay
 from fairstream._cli._bench._workload import make_workload
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests._starve import record, submission_figures, through
+import record
+from tests._starve import record as record_starved
+from tests._starve import submission_figures, through
 
 SERVERS = {
     "static B4 (batch_end)": ServerConfig(
@@ -47,12 +44,11 @@ SERVERS = {
     ),
     "sequential": ServerConfig(mode="sequential", time_scale=0.25),
 }
-RESULTS = Path(__file__).parent / "results" / "replay_check.json"
 
 
 async def one(cfg: ServerConfig, n: int, seed: int, how: str) -> dict[str, Any]:
     specs = make_workload(n, "mix:8,64", "16", seed=seed)
-    starved = await record(cfg, specs, how, seed)
+    starved = await record_starved(cfg, specs, how, seed)
     try:
         got = replay(starved, "auto")
     except ReplayRefused as exc:
@@ -70,28 +66,7 @@ async def one(cfg: ServerConfig, n: int, seed: int, how: str) -> dict[str, Any]:
     }
 
 
-def _machine() -> dict[str, Any]:
-    cpu = platform.processor()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import os
-
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version()}
-
-
-def _git() -> dict[str, Any]:
-    def run(*args: str) -> str:
-        return subprocess.run(["git", *args], capture_output=True, text=True).stdout.strip()
-
-    return {"hash": run("rev-parse", "HEAD"), "dirty": bool(run("status", "--porcelain"))}
-
-
-async def main(seeds: int, n: int, starves: list[str], picks: list[int]) -> dict[str, Any]:
+async def run_all(seeds: int, n: int, starves: list[str], picks: list[int]) -> dict[str, Any]:
     """Run every case, print the table; the results, for :func:`save`."""
     cases = []
     print(f"{n} requests at once (half 8, half 64 tokens); truth: auto from an unstarved client")
@@ -110,38 +85,26 @@ async def main(seeds: int, n: int, starves: list[str], picks: list[int]) -> dict
             sys.stdout.flush()
     total = {k: sum(c["outcome"] == k for c in cases) for k in ("held", "refused", "missed")}
     print(f"all: {total['held']} held, {total['refused']} refused, {total['missed']} missed")
-    return {
-        "schema": "fairstream.bench.replay_check/1",
-        "fairstream": __version__,
-        "git": _git(),
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": _machine(),
-        "parameters": {"seeds": seeds, "requests": n, "starve": starves},
-        "totals": total,
-        "cases": cases,
-    }
+    return {"totals": total, "cases": cases}
 
 
-def save(data: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, indent=1) + "\n")
-    print(f"results written to {out}")
-
-
-if __name__ == "__main__":
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--requests", type=int, default=16)
     ap.add_argument("--starve", default="none,light,heavy")
     ap.add_argument("--servers", default="", help="which rows, 1-based (default: all)")
-    ap.add_argument("-o", "--out", type=Path, default=RESULTS, help="the results file")
     args = ap.parse_args()
-    results = asyncio.run(
-        main(
+    found = asyncio.run(
+        run_all(
             args.seeds,
             args.requests,
             [s for s in args.starve.split(",") if s],
             [int(x) for x in args.servers.split(",") if x],
         )
     )
-    save(results, args.out)
+    record.current().figures.update(found)
+
+
+if __name__ == "__main__":
+    record.main("replay_check", main)

@@ -20,12 +20,12 @@ import asyncio
 import json
 import re
 import statistics
-import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
 
 import h11
+import record
 
 from fairstream import ReferenceServer, ServerConfig
 
@@ -197,4 +197,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    record.main("server_capacity", main)

@@ -31,7 +31,7 @@ table of every check ends the run.
 Run:  python benchmarks/server_matrix.py [--quick] [--seeds 3] [--llama]
       [--rows a,b] [--workloads a,b] [--policies a,b] [--resume FILE]
 
-The default size takes hours (all of it, with ``--llama``, more than a working session here):
+The default size takes hours (all of it, with ``--llama``, more than 10 hours on 2 cores):
 ``--resume FILE`` keeps each row's finished workloads in FILE, and the same command run again
 (same code, same arguments) skips them and prints their cells with the rest.
 """
@@ -62,13 +62,14 @@ from fairstream._dispatch._names import make_policy
 from fairstream.sim import SimRequest, simulate
 
 sys.path.insert(0, str(Path(__file__).parent))
+import record
 from matrix_llama import Calibration, measure
 from matrix_report import TABLE, Cell, report, summary
 from matrix_resume import Resume, calibrations, cells_of, code_hash, read_kept
 from matrix_targets import Kind
 
 # the reference server's time scale: 0.5 runs its 20 ms model steps in 10 ms, as every published
-# run since session 5 (1.0: real time, twice as long; at 0.25 the openai SDK client itself
+# run (1.0: real time, twice as long; at 0.25 the openai SDK client itself
 # saturates a core with 64 streams and skews every figure)
 SCALE = float(os.environ.get("FAIRSTREAM_MATRIX_SCALE", "0.5"))
 
@@ -87,8 +88,8 @@ class Row:
 
     @property
     def step(self) -> float:
-        """A decode step alone, model seconds (llama.cpp: measured as the row starts; rows run
-        before session 44 took 18 ms, measured once on sessions 34-42's VM)."""
+        """A decode step alone, model seconds (llama.cpp: measured as the row starts; rows in
+        older files took a fixed 18 ms)."""
         if self.config is None:
             return self.calib.step if self.calib else 0.018
         return self.config.cost_model().step_seconds(1, 0)
@@ -187,7 +188,7 @@ def workload(name: str, seed: int, row: Row, quick: bool) -> list[Job]:
         return [Job(0.0, min(96, max(1, int(rng.expovariate(1 / 24))))) for _ in range(160 // k)]
     if name == "prefill":  # long prompts, short answers
         # each prompt leads with its own byte: llama.cpp's prompt cache made a prompt after a
-        # longer one of the same text nearly free (session 53). It computes every token, so
+        # longer one of the same text nearly free. It computes every token, so
         # its rows get a quarter of the words; the reference server's prompts stay whole
         div = 4 if row.config is None else 1
         return [
@@ -214,7 +215,7 @@ def prompt(job: Job) -> str:
 def capacity(row: Row) -> float:
     """Requests per model second the server completes when saturated with the Poisson mix."""
     if row.config is None:  # 24 tokens mean (the prompt's cost in), at the step with all busy
-        full = row.calib.full if row.calib else row.step * 1.3  # before session 44: a guess
+        full = row.calib.full if row.calib else row.step * 1.3  # older rows: an estimate
         return row.llama_slots / (24 * full)
     reqs = [SimRequest(0.0, 16, n) for n in [8, 8, 8, 64] * 24]
     run = simulate(row.config.with_(step_noise=0.0).build_engine(), reqs)
@@ -353,7 +354,7 @@ def serve(row: Row) -> Iterator[tuple[str, str]]:
     from llama_server import MODEL_NAME, LlamaServer
 
     # the prefill mix's prompts run to 600 words, 2 tokens a word: 1024 tokens a slot refused
-    # the longest third (session 33), so each slot gets 2048
+    # the longest third, so each slot gets 2048
     with LlamaServer(slots=row.llama_slots, ctx_per_slot=2048) as server:
         yield server.base_url, MODEL_NAME
 
@@ -487,4 +488,4 @@ def show(path: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    record.main("server_matrix", main)

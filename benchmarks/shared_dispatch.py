@@ -55,6 +55,7 @@ from typing import Any
 
 import anyio
 import httpx
+import record
 import redis_server
 
 SCALE = 0.5  # the reference server's time scale: 20 ms model steps run in 10 ms
@@ -363,4 +364,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    record.main("shared_dispatch", main)

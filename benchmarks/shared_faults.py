@@ -33,6 +33,7 @@ from typing import Any
 
 import anyio
 import httpx
+import record
 import redis_server
 
 SCALE = 0.5
@@ -261,4 +262,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    record.main("shared_faults", main)

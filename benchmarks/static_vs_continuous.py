@@ -16,6 +16,8 @@ import argparse
 import random
 import statistics
 
+import record
+
 from fairstream import ServerConfig
 from fairstream.sim import SimRequest, simulate
 
@@ -58,6 +60,10 @@ def main() -> None:
     med = {k: tuple(statistics.median(x[i] for x in v) for i in range(3)) for k, v in rows.items()}
     for name, (tps, p50, p99) in med.items():
         print(f"{name:<26}{tps:>10.0f}{p50:>11.2f}{p99:>11.2f}")
+    record.current().figures["schedulers"] = {
+        name: {"tokens_per_s": tps, "e2e_p50_s": p50, "e2e_p99_s": p99}
+        for name, (tps, p50, p99) in med.items()
+    }
     base = med[f"static, batches of {b}"]
     for name in list(med)[1:]:
         tps, p50, _ = med[name]
@@ -67,4 +73,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    record.main("static_vs_continuous", main)

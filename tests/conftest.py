@@ -40,8 +40,8 @@ def _alone_when_marked(
 
     A readers-writer lock over a file shared by this run's workers: every test holds it
     shared, an ``alone`` test exclusively. llama.cpp's two threads take both CI cores, and
-    a timing comparison there read another worker's test as the dispatcher's doing (CI,
-    session 34: ``auto`` 2.2x all at once's E2E p50 where it is 0.4-0.6x alone).
+    a timing comparison there reads another worker's test as the dispatcher's doing (on CI,
+    ``auto`` read 2.2x all at once's E2E p50 where it is 0.4-0.6x alone).
     """
     if "PYTEST_XDIST_TESTRUNUID" not in os.environ:  # one process: nothing runs beside it
         yield

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ._bench import run_benchmark
+from ._bench import results_of, run_benchmark
 
 
 def test_server_capacity_smoke() -> None:
@@ -49,24 +48,25 @@ def test_policies_benchmark_smoke() -> None:
 
 
 def test_replay_check_smoke(tmp_path: Path) -> None:
-    """One static server, one quiet seed of 8 requests: a row that counts the case, the
-    total line, and a results file that says which code and machine made it."""
-    out = tmp_path / "replay_check.json"
     args = ["--seeds", "1", "--requests", "8", "--servers", "1", "--starve", "none"]
-    lines = run_benchmark("replay_check.py", *args, "-o", str(out))
+    lines = run_benchmark("replay_check.py", *args, results=tmp_path)
     [row] = [ln for ln in lines if ln.startswith("static B4")]
     held, refused, missed = map(int, row.split()[-3:])
     assert held + refused + missed == 1 and missed == 0, row
-    data = json.loads(out.read_text())
-    assert data["git"]["hash"] and data["machine"]["cores"] and len(data["cases"]) == 1
+    data = results_of(tmp_path, "replay_check")
+    assert data["parameters"]["requests"] == 8 and len(data["figures"]["cases"]) == 1
 
 
-def test_cold_wave_smoke() -> None:
-    """One run at a quarter of the pace: the continuous ratios and one static server's rows."""
-    lines = run_benchmark("cold_wave.py", "--runs", "1", "--batches", "24", "--scale", "0.25")
-    [median] = [ln for ln in lines if ln.startswith("  median: ")]
-    for name in ("all at once again", "sorted at once", "auto cold"):
-        assert f"{name} " in median
-    rows = {ln[:17].strip(): ln.split() for ln in lines if "short p50" in ln}
-    assert set(rows) == {"all at once", "sorted at once", "auto cold"}
-    assert all(float(r[-1]) > 0 for r in rows.values())  # makespans, measured
+def test_demo_rows_smoke(tmp_path: Path) -> None:
+    """One run at a quarter of the pace: every row's figures, measured, in the results file."""
+    lines = run_benchmark(
+        "demo_rows.py", "--runs", "1", "--batches", "24", "--scale", "0.25", results=tmp_path
+    )
+    assert any("sooner through auto" in ln for ln in lines), lines
+    data = results_of(tmp_path, "demo_rows")
+    assert data["parameters"] == {"runs": 1, "batches": "24", "scale": 0.25}
+    servers = data["figures"]["servers"]
+    assert set(servers) == {"static B=8", "continuous 32", "static B=24"}
+    for rows in servers.values():
+        assert set(rows) == {"all at once", "sorted at once", "auto cold", "auto warm"}
+        assert all(r["makespan"]["median"] > 0 for r in rows.values())

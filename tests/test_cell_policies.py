@@ -1,5 +1,5 @@
 """``benchmarks/cell_policies.py``: the names ``matrix_cell.py`` takes map to the variants the
-closing notes cite, and session 51's churn-sized probe counts what it says."""
+closing notes cite, and the churn-sized probe counts what it says."""
 
 from __future__ import annotations
 

@@ -183,8 +183,8 @@ def test_server_matrix_judges_llama_rows_by_the_step_each_workload_recorded(
     tmp_path: Path,
 ) -> None:
     """llama.cpp's step is measured as its row starts and kept on each workload's line:
-    ``--show`` judges a workload by its own line's step, and a line without one (made before
-    session 44) by the 18 ms that was fixed then."""
+    ``--show`` judges a workload by its own line's step, and a line without one (older files) by a
+    fixed 18 ms."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from matrix_report import Cell
     from matrix_resume import code_hash

@@ -16,17 +16,29 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ._attribution import CURRENT
 from ._trace import Outcome, StreamTrace, Usage
 
-if TYPE_CHECKING:
-    from ._recorder import Recorder
-
 __all__ = ["TraceBuilder", "current_tags", "tag"]
 
 log = logging.getLogger("fairstream")
+
+
+class RecorderLike(Protocol):
+    """What a builder needs of its recorder (``fairstream.Recorder`` is one): the clock's
+    origin, what to keep, and where a finished trace goes. Named here, so this module does not
+    import the recorder that imports it."""
+
+    origin: float
+    wall_anchor: float
+    keep_content: bool
+    chunk_debug: bool
+
+    def emit(self, trace: StreamTrace) -> None: ...
+
+
 _ids = itertools.count(1)
 
 
@@ -91,7 +103,7 @@ class TraceBuilder:
 
     def __init__(
         self,
-        recorder: Recorder,
+        recorder: RecorderLike,
         *,
         client: str,
         model: str | None = None,

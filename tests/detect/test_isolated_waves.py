@@ -1,7 +1,7 @@
 """Waves of first tokens with room around them: the ones that tell a static server's B.
 
 A client reading a backlog late chains the first tokens of two short batches a step apart into
-one wave (B = 9-13 read on a B=8 server over HTTP, session 50), or splits a batch at a stall;
+one wave (B = 9-13 read on a B=8 server over HTTP), or splits a batch at a stall;
 a batch that ran a while between two others shows whole.
 """
 

@@ -1,7 +1,7 @@
 """The bisected detection signals give exactly what the plain loops gave, much sooner.
 
 ``auto`` runs the detector every few completions inside the client's event loop, so the
-signals were rewritten from triple loops to sorted times and bisection (session 48). The plain
+signals were rewritten from triple loops to sorted times and bisection. The plain
 loops are kept here, verbatim, as the reference: random requests (ties, empty spans, chunk
 times out of order) must give identical results.
 """

@@ -1,4 +1,4 @@
-"""The decode step from chunk times a busy client read in bunches (session 48).
+"""The decode step from chunk times a busy client read in bunches.
 
 A 2-core client reading 16 streams at 100 tokens/s reads several chunks of a stream at once;
 the plain median of the gaps between chunks then said 0.4-0.7 ms where the server stepped

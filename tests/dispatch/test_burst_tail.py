@@ -1,6 +1,5 @@
 """The long-first rule for a burst's tail fires at a burst's tail only, not in an open loop's
-pauses (session 34: on llama.cpp's 4 slots at 100% load, firing at every pause tripled E2E
-p50)."""
+pauses (on llama.cpp's 4 slots at 100% load, firing at every pause triples E2E p50)."""
 
 from __future__ import annotations
 

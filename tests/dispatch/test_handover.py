@@ -2,8 +2,8 @@
 slot's expected end (a handover), not when its end reaches us, at a burst's tail and while
 requests keep arriving alike.
 
-Driven through the policy's hooks; the real-HTTP makespans with and without it are in
-benchmarks/README, session 22 (virtual time has no trip for a stream's end to make, so
+Driven through the policy's hooks; the real-HTTP makespans with and without it come from
+``benchmarks/matrix_cell.py`` (virtual time has no trip for a stream's end to make, so
 nothing to gain there).
 """
 
@@ -78,9 +78,8 @@ def test_a_negative_handover_is_refused(bad: float) -> None:
 @pytest.mark.parametrize("arrived", [0.0, T0 + 8.5 * STEP])
 def test_a_handover_while_requests_keep_arriving(arrived: float) -> None:
     """The last request arrived a step ago (or long ago): either way the slot due in half a
-    step gets its next request now, and only that one (until session 29 a request that
-    arrived within 4 steps held it back; under open-loop load at 150% that idled slots:
-    benchmarks/README, session 29)."""
+    step gets its next request now, and only that one (holding it back while a request
+    arrived within 4 steps idles slots under open-loop load at 150%)."""
     auto, queue = Auto(), FairQueue()
     _at_peak(auto, queue, arrived=arrived)
     assert auto.admit(queue, 8, T0 + 8.7 * STEP) == []  # 1.3 steps before: not yet due

@@ -254,10 +254,10 @@ def test_auto_sends_a_static_servers_next_batch_when_the_last_one_ends() -> None
 
 def test_a_static_servers_next_batch_is_never_sent_partial_on_a_burst() -> None:
     """A burst of exponential lengths on a static B=16 server: each batch auto sends just in
-    time is full, so it finishes with sorted's makespan. Before session 17 a few requests sent
-    while a batch ran formed the next batch alone (the hold did not count them, and the
-    detector's lower bound, 10-11 with 1-token answers, was below the 16 seen running):
-    1.16-1.79x sorted in 7 of 8 seeds of 80, 1.22x in 2 of 6 of 160."""
+    time is full, so it finishes with sorted's makespan. A hold that does not count the few
+    requests sent while a batch runs lets them form the next batch alone (and the detector's
+    lower bound, 10-11 with 1-token answers, is below the 16 seen running): 1.16-1.79x
+    sorted in 7 of 8 seeds of 80, 1.22x in 2 of 6 of 160."""
     config = ServerConfig(mode="static", batch_size=16, step_ms=20.0, per_seq_ms=0.5)
     for seed, n in [(0, 80), (7, 80), (0, 160), (3, 160)]:
         rng = random.Random(seed)
@@ -366,7 +366,7 @@ def test_a_burst_sent_with_jitter_still_sends_its_short_band_first() -> None:
     spreads over 10 ms: the first admission waits for the arrivals to pause, so the short ones go
     first as one batch (short p50 at least 5x naive's, 3 seeds). Without the wait it saw one
     request, no short class, and sent the first 8 to arrive, mixed: 1.0x naive's over real
-    HTTP (server_matrix static-B8-noisy / demo, session 17)."""
+    HTTP (server_matrix static-B8-noisy / demo)."""
     config = ServerConfig(mode="static", batch_size=8, step_ms=20.0, per_seq_ms=0.5)
     for seed in range(3):
         rng = random.Random(seed)

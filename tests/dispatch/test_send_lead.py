@@ -1,13 +1,13 @@
 """``auto`` on a static server sends a full next batch early enough for all of it to be there
 when the running one ends: 2 steps before, and earlier by the time our own client takes to
-send a request; a partial one 2 steps before (sent earlier, a light load's batches waited at
-the server past a 4-step TTFT SLO: session 49, static-B8's 50% open loop).
+send a request; a partial one 2 steps before (sent earlier, a light load's batches wait at
+the server past a 4-step TTFT SLO: static-B8's 50% open loop).
 
-Over real HTTP a busy 2-core client put a request on the wire every 3 ms, so the last of a
-batch of 8 went 25 ms after the first; 2 steps before the end, the server (which starts a
-partial batch after a 25 ms gathering) formed its batch without it, and it ran alone after
+Over real HTTP a busy 2-core client puts a request on the wire every 3 ms, so the last of a
+batch of 8 goes 25 ms after the first; 2 steps before the end, the server (which starts a
+partial batch after a 25 ms gathering) forms its batch without it, and it runs alone after
 it, a whole run for one request (`matrix_cell.py --row static-B8 --workload burst160
---batches`, session 49: 2-7 server batches short of B a run, makespan 1.05x sorted's).
+--batches`: 2-7 server batches short of B a run, makespan 1.05x sorted's).
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ SEQUENTIAL = ServerConfig(mode="sequential", step_ms=20.0, per_seq_ms=0.5)
 
 def test_auto_picks_the_next_request_as_late_as_a_limit_of_one_does() -> None:
     """Open-loop arrivals at about 140% of the server: a request kept waiting at the server
-    is chosen one request early, from fewer arrivals (until session 39 `auto` kept one there,
-    E2E p50 1.06-1.61x fixed:1's over real HTTP); a step before the running one's end it is
+    is chosen one request early, from fewer arrivals (``Auto(sequential_wait=True)``, E2E p50
+    1.06-1.61x fixed:1's over real HTTP); a step before the running one's end it is
     chosen from as many as fixed:1 chooses from, without fixed:1's idle gap."""
     now, before, span = [], [], []
     for seed in range(3):
@@ -35,8 +35,8 @@ def test_auto_picks_the_next_request_as_late_as_a_limit_of_one_does() -> None:
 
 def test_auto_never_takes_a_static_server_at_half_load_for_one_at_a_time() -> None:
     """At half its capacity a static server (B=4) mostly runs one request a batch, and a lone
-    request waits for the running batch's end as on a one-at-a-time server. Read so (3 of 30
-    seeds until session 47; over real HTTP the matrix's static-B4 50% loop, one seed of three,
+    request waits for the running batch's end as on a one-at-a-time server. Read so (a looser
+    rule did in 3 of 30 seeds; over real HTTP the matrix's static-B4 50% loop, one seed of three,
     E2E p50 2x naive's), ``auto`` sent one at a time, which never showed otherwise."""
     static = ServerConfig(mode="static", batch_size=4, step_ms=20.0, per_seq_ms=0.5)
     mix = [SimRequest(0.0, 16, m) for m in [8, 8, 8, 64] * 24]

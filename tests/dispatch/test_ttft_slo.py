@@ -72,9 +72,9 @@ async def test_a_ttft_slo_keeps_first_tokens_prompt_on_a_prefill_heavy_server(
 ) -> None:
     """Sent all at once, 48 long prompts on a 16-slot server whose newcomers' prefills share
     loaded steps give few first tokens within 4 steps of their send; capped by the SLO, many
-    more come in time. (Session 15's machine: plain ``auto`` 2-17% within, capped 83%;
-    session 16's faster one: all at once 0%, plain ``auto`` 48%, 16 at a time 67%, capped
-    44-58%. The cap beats sending everything, not every fixed limit, on every machine.)"""
+    more come in time. (On one 2-core VM: plain ``auto`` 2-17% within, capped 83%; on a
+    faster one: all at once 0%, plain ``auto`` 48%, 16 at a time 67%, capped 44-58%. The cap
+    beats sending everything, not every fixed limit, on every machine.)"""
     slo = 4 * REAL_STEP * 1.3  # 4 steps of a lightly loaded batch
     async with serve(max_num_seqs=16, per_seq_ms=0.5, prefill_ms_per_token=0.02) as server:
         model = server.config.model

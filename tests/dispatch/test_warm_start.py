@@ -161,11 +161,11 @@ async def test_a_probes_traces_warm_the_dispatcher(
 def test_auto_does_not_judge_a_server_by_its_one_and_two_chunk_answers() -> None:
     """Real traces, captured over HTTP from a 64-slot continuous reference server (cont-64 of
     ``benchmarks/server_matrix.py``, 160-request burst, cold ``auto``): the first 16 answers, 1
-    and 2 tokens each, that a busy 2-core client read late and bunched. The detector alone
-    read them as a server that serves one request at a time until session 47 (now a request
-    must be passed over while waiting for that, and none was); ``auto`` judges only traces of 3
-    chunks or more (shorter ones end as they start), so it stays undecided (it turned
-    sequential on them before, and then ran one or two requests at a time on 64 slots)."""
+    and 2 tokens each, that a busy 2-core client read late and bunched. A looser detector
+    reads them as a server that serves one request at a time (a request must be passed over
+    while waiting for that, and none was); ``auto`` judges only traces of 3 chunks or more
+    (shorter ones end as they start), so it stays undecided (turned sequential on them, it
+    would run one or two requests at a time on 64 slots)."""
     traces = load_jsonl(Path(__file__).parent / "data" / "cont64_burst_first_answers.jsonl")
     report = analyze(traces)
     assert not (report.verdict == "sequential" and report.confidence >= 0.7), report.summary

@@ -144,9 +144,9 @@ async def test_chunk_time_is_within_1ms_of_the_server_write_for_one_stream(famil
 # before it. Wire-level stamps take the bytes' arrival, but bytes are only read when the loop
 # gets to them. When the 16 chunks of one step take the client longer than the step, the
 # client falls behind and every later stamp also waits for that backlog: the offsets then
-# measure the client's throughput, not where it stamps. That was the flakiness of sessions
-# 15-44 (LangChain x16 read 3.7-22 ms, then 49-54 ms on CI and 57-128 ms here, single
-# process): on the session-45 machine the client spent 0.6-0.8 ms of CPU a chunk on the
+# measure the client's throughput, not where it stamps. That makes such a test flaky
+# (LangChain x16 read 3.7-22 ms on one machine, 49-128 ms on others, single process): on
+# a 2-core VM the client spends 0.6-0.8 ms of CPU a chunk on the
 # httpx path, 1.2-2.1 ms through the openai SDK and 1.5-1.9 ms through LangChain, with the
 # instrumentation; 16 chunks through LangChain (24 ms) do not fit a 10 ms step. So these
 # streams run at a 60 ms step, which 16 chunks fit up to 3.7 ms a chunk (a loaded CI machine).

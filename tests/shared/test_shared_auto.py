@@ -66,8 +66,8 @@ async def test_the_leader_sees_a_static_server_as_static_from_several_processes(
 
 async def test_samples_cut_mid_publish_still_reach_the_stream(redis_server: RedisServer) -> None:
     """The dispatcher closing cancels its publisher, maybe mid-send: the batch it had taken from
-    the buffer must still reach Redis (it was lost, and the leader waited for those jobs' ends
-    forever: CI's run of session 49)."""
+    the buffer must still reach Redis (lost, the leader would wait for those jobs' ends
+    forever)."""
     slots = SharedSlots(redis_server.url, "cut", ttl=5)
     await slots.open()
     try:

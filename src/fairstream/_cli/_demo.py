@@ -168,7 +168,7 @@ async def run_demo(
         f" {rows[4].makespan / rows[3].makespan:.2f}x the time of all at once cold (it sends the"
         " short half at once and the long half a round of first tokens later, the price of not"
         " knowing the server: a static batch with room for both halves would mix them;"
-        " benchmarks/cold_wave.py measures both sides) and"
+        " benchmarks/demo_rows.py measures both sides) and"
         f" {rows[5].makespan / rows[3].makespan:.2f}x warm; it ended on {c_warm.policy}."
     )
     return rows

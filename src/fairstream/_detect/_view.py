@@ -85,7 +85,7 @@ def estimate_step(reqs: Sequence[Req]) -> float | None:
     Chunks a busy client read together (closer than a quarter of the typical time per token,
     from each request's span) count as one read carrying their tokens: a 2-core client reading
     16 streams at 100 tokens/s each read a third of a burst's short answers in bunches, and the
-    plain median of gaps said 0.4 ms where the server stepped every 13.5 ms (session 48).
+    plain median of gaps said 0.4 ms where the server stepped every 13.5 ms.
     """
     rates = [
         (r.times[-2] - r.times[0]) / k

@@ -21,7 +21,7 @@ as the server's kind allows (what waits inside the server can no longer be reord
 any server but a static one: where filling the server costs first tokens the SLO (a
 prefill-heavy mix), it keeps goodput at the cost of makespan.
 
-Every rule, and the real-HTTP reading it came from, is in ``docs/auto.md``.
+Every rule, and the real-HTTP reading it came from, is in ``docs/dispatcher.md``.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ __all__ = ["Auto"]
 
 
 class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
-    """Fills the server to what it runs, holds the rest shortest-first (see ``docs/auto.md``)."""
+    """Fills the server to what it runs; holds the rest shortest-first (docs/dispatcher.md)."""
 
     name = "auto"
     reads_client_lag = True  # a first token late by our own stalls is no slot wait
@@ -87,7 +87,7 @@ class Auto(Deciding, SlowStart, JustInTime, Handover, Policy):
         self._slo = SloCap(ttft_slo) if ttft_slo is not None else None
         self.just_in_time = just_in_time
         self.handover = handover  # continuous: steps before a slot's due end its next goes
-        self.sequential_wait = sequential_wait  # sequential: keep one waiting (before session 39)
+        self.sequential_wait = sequential_wait  # sequential: keep one waiting at the server
         self._ahead: dict[int, float] = {}  # sent ahead of a slot's end: jid -> due
         self.ramp_doubles = ramp_doubles  # slow start doubles once the server is continuous
         self._batches = Batches(explore_every)

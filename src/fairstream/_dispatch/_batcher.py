@@ -4,8 +4,7 @@ When a burst's requests enqueue, or its gathering window ends and all of them lo
 process makes as many script calls at once as it has waiters. So the calls made while one is
 on its way wait for it and then go together, as one call of the script's ``_many`` form (the
 same as calling it for each in turn: a script is atomic). Measured side by side, this cuts
-Redis's commands per job by a quarter, not the acquire round trip (benchmarks/README,
-session 18).
+Redis's commands per job by a quarter, not the acquire round trip.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ class Batches:
         before its first one); else None. The detector, which does not know what was in
         flight, needs a burst it did not send to see this. Not when some of it ended before the
         rest started: a busy client read a batch of 16 one- and two-token answers as 10
-        running at once, B = 10 on a B=16 server (session 50)."""
+        running at once, B = 10 on a B=16 server."""
         if self.peak < len(self.sends):
             return None
         formed = self.first - quickest

@@ -2,7 +2,7 @@
 
 A mixin of :class:`~fairstream.Auto`: ``analyze`` on the recent traces (of 3 chunks or more) sets
 the kind and B when confident, except that a refill disproves static batching and what slow
-start saw run can make a lower bound exact (``docs/auto.md``).
+start saw run can make a lower bound exact (``docs/dispatcher.md``).
 """
 
 from __future__ import annotations

@@ -2,15 +2,15 @@
 
 A mixin of :class:`~fairstream.Auto`. Refilled only when a stream's end reaches us, a slot
 idles for the end's trip to the client, the new request's trip to the server and the rest
-of the server step it lands in, once per request (figures in benchmarks/README, session 22).
+of the server step it lands in, once per request.
 With lengths known (``max_tokens`` with ``ignore_eos``, or a server that runs to them), a
 running request's end is due at its first token plus its length in steps: ``handover`` steps
 before it, its slot's next request goes, to wait at most that long at the server. A request
-that ends sooner than its length (an EOS) is simply refilled at its end, as before. Also while
-requests keep arriving (until session 29 only at a burst's tail): under open-loop load at 150%
+that ends sooner than its length (an EOS) is simply refilled at its end. Also while
+requests keep arriving, not only at a burst's tail: under open-loop load at 150%
 of capacity the idle slots cost 16-slot servers E2E p50 1.02-1.31x naive's, 0.83-0.94x with
-handovers (benchmarks/README, session 29). Its wait there is not a slot wait: its first
-token is timed from its due time, and never taken as the quickest (see ``docs/auto.md``).
+handovers. Its wait there is not a slot wait: its first
+token is timed from its due time, and never taken as the quickest (see ``docs/dispatcher.md``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A mixin of :class:`~fairstream.Auto` (its static half; the bookkeeping per request is
 :class:`~._batches.Batches`). The rules, and the real-HTTP readings they came from, are in
-``docs/auto.md``.
+``docs/dispatcher.md``.
 """
 
 from __future__ import annotations

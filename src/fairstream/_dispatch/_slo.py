@@ -11,12 +11,12 @@ __all__ = ["SloCap"]
 class SloCap:
     """``Auto(ttft_slo=...)``: a cap on what is in flight, so first tokens come within the SLO.
 
-    Filling a continuous server ends a burst soonest, but every newcomer's prefill then shares
-    loaded steps: on a prefill-heavy mix no first token comes within 4 steps at full occupancy
-    (benchmarks/README, session 15). AIMD on TTFT from send: the third miss among the last 16
-    first tokens cuts the cap to 0.9 of what was in flight (once per round: samples sent before
-    a cut do not cut again; a lone miss is a client hiccup more often than a full server); each
-    first token within the SLO adds 1/cap (one more per round of first tokens)."""
+     Filling a continuous server ends a burst soonest, but every newcomer's prefill then shares
+     loaded steps: on a prefill-heavy mix no first token comes within 4 steps at full occupancy
+    . AIMD on TTFT from send: the third miss among the last 16
+     first tokens cuts the cap to 0.9 of what was in flight (once per round: samples sent before
+     a cut do not cut again; a lone miss is a client hiccup more often than a full server); each
+     first token within the SLO adds 1/cap (one more per round of first tokens)."""
 
     def __init__(self, slo: float) -> None:
         self.slo = slo

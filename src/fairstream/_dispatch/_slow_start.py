@@ -4,7 +4,7 @@ A mixin of :class:`~fairstream.Auto`. Cold, ``auto`` offers a first round and gr
 for each start above the peak (a slot nobody freed), until a request waits for a slot; over
 real HTTP most of the work is telling a slot wait from our own client's delays (a busy 2-core
 client reads first tokens late and bunched). The rules, and the readings they came from, are
-in ``docs/auto.md``.
+in ``docs/dispatcher.md``.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def critical_first(
     ``quiet``): while requests keep arriving, a long one sent first only makes the short ones
     behind it wait (open-loop arrivals have no last request, and their pauses often outlast
     ``quiet``: on llama.cpp's 4 slots at 100% load that sent long requests first and tripled
-    E2E p50, session 34)."""
+    E2E p50)."""
     if room <= 0 or not len(queue):
         return []
     if room >= len(queue):  # all go now: shortest first, so the sends' own time is theirs

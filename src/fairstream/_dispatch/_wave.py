@@ -9,7 +9,7 @@ short answers lost most of its 4-step goodput to a wave of 16. The cap (16 by de
 small server's first tokens prompt: a wave of 32 cost 16-slot servers most of their 4-step
 goodput on a burst of exponential lengths. The wave waits until no request arrived for
 ``gather`` seconds (at most 10x that after the first): a client that spreads a burst's sends
-over 10 ms showed the first admission one request and no short class (``docs/auto.md``).
+over 10 ms showed the first admission one request and no short class (``docs/dispatcher.md``).
 """
 
 from __future__ import annotations
