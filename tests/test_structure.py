@@ -1,5 +1,6 @@
-"""The package's shape: imports point down the layers only, with no cycle, and
-``import fairstream`` stays light (no server, CLI, rich or click of its own)."""
+"""The package's shape: imports point down the layers only (import-linter's contracts in
+pyproject.toml), with no cycle in ``src`` or ``benchmarks``, and ``import fairstream`` stays
+light (no server, CLI, rich or click of its own)."""
 
 from __future__ import annotations
 
@@ -7,35 +8,13 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+BENCHMARKS = ROOT / "benchmarks"
 PKG = SRC / "fairstream"
-
-# lower number = lower layer; a module may import its own layer and the ones below
-LAYERS: list[tuple[str, int]] = [
-    # the trace model: trace, recorder and sinks, log line, stats, errors, attribution
-    (
-        r"fairstream\.(_trace|_errors|_attribution|_version|_stats|_logline|_recorder"
-        r"|_builder|_otel|_spans)$",
-        0,
-    ),
-    (r"fairstream\._instrument(\..*)?$", 1),
-    (r"fairstream\._detect(\..*)?$", 2),
-    (r"fairstream\._dispatch(\..*)?$", 3),
-    (r"fairstream\.(sim|_replay(\..*)?)$", 4),
-    (r"fairstream\.(_cli(\..*)?|__main__)$", 5),
-    (r"fairstream$", 6),  # the package's __init__: re-exports (server and sim lazily)
-]
-SERVER = re.compile(r"fairstream\.server(\..*)?$")
-MAY_IMPORT_SERVER = re.compile(r"fairstream(\.sim|\._cli(\..*)?|\._replay(\..*)?)?$")
-
-
-def layer(module: str) -> int:
-    for pattern, n in LAYERS:
-        if re.match(pattern, module):
-            return n
-    raise AssertionError(f"{module} has no layer: add it to LAYERS")
 
 
 def module_name(path: Path) -> str:
@@ -73,13 +52,14 @@ def _lazy_targets(tree: ast.AST) -> set[str]:
     return found
 
 
-def edges() -> dict[str, set[str]]:
-    """module -> fairstream modules it imports (anywhere in it, but TYPE_CHECKING blocks)."""
+def edges(*, typing_too: bool = False) -> dict[str, set[str]]:
+    """module -> fairstream modules it imports (anywhere in it; in TYPE_CHECKING blocks too
+    with ``typing_too``)."""
     modules = {module_name(p): p for p in PKG.rglob("*.py")}
     out: dict[str, set[str]] = {}
     for mod, path in modules.items():
         tree = ast.parse(path.read_text())
-        skip = _type_checking_lines(tree)
+        skip = set() if typing_too else _type_checking_lines(tree)
         is_pkg = path.name == "__init__.py"
         package = mod if is_pkg else mod.rpartition(".")[0]
         targets: set[str] = set()
@@ -103,35 +83,34 @@ def edges() -> dict[str, set[str]]:
     return out
 
 
-def test_imports_point_down_the_layers_only() -> None:
-    upward = []
-    for mod, targets in edges().items():
-        for t in targets:
-            if mod.startswith(t + "."):  # a package's own __init__, run by Python anyway
-                continue
-            if SERVER.match(mod):
-                if not SERVER.match(t) and t != "fairstream._errors":
-                    upward.append(f"{mod} -> {t} (the server imports itself and the errors)")
-            elif SERVER.match(t):
-                if not MAY_IMPORT_SERVER.match(mod):
-                    upward.append(
-                        f"{mod} -> {t} (only the CLI, the simulator and the replay use the server)"
-                    )
-            elif layer(t) > layer(mod):
-                upward.append(f"{mod} (layer {layer(mod)}) -> {t} (layer {layer(t)})")
-    assert not upward, "\n".join(sorted(upward))
+def benchmark_edges() -> dict[str, set[str]]:
+    """benchmarks/<name>.py -> the benchmark modules it imports (they import each other by
+    name, from their own directory)."""
+    files = {p.stem: p for p in BENCHMARKS.glob("*.py")}
+    out: dict[str, set[str]] = {}
+    for name, path in files.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                targets.add(node.module.split(".")[0])
+        out[f"benchmarks.{name}"] = {f"benchmarks.{t}" for t in targets if t in files} - {
+            f"benchmarks.{name}"
+        }
+    return out
 
 
-def test_no_import_cycles() -> None:
-    graph = edges()
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected component of more than one module (Tarjan's algorithm)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on_stack: set[str] = set()
-    cycles: list[list[str]] = []
+    found: list[list[str]] = []
     counter = [0]
 
-    def strongconnect(v: str) -> None:  # Tarjan's strongly connected components
+    def strongconnect(v: str) -> None:
         index[v] = low[v] = counter[0]
         counter[0] += 1
         stack.append(v)
@@ -151,13 +130,49 @@ def test_no_import_cycles() -> None:
                 if w == v:
                     break
             if len(component) > 1:
-                cycles.append(sorted(component))
+                found.append(sorted(component))
 
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
     for v in graph:
         if v not in index:
             strongconnect(v)
-    assert not cycles, cycles
+    return found
+
+
+def test_cycles_finds_a_cycle() -> None:
+    """The checker itself: a three-module circle is found, a chain is not."""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": set()}) == []
+
+
+def test_no_import_cycles() -> None:
+    """No circle among the project's modules, in ``src`` or ``benchmarks``, counting imports
+    made for type annotations too: a circle there is still two modules that need each other."""
+    graph = {**edges(typing_too=True), **benchmark_edges()}
+    assert not cycles(graph), cycles(graph)
+
+
+def test_layer_contracts_hold() -> None:
+    """import-linter's contracts in pyproject.toml: the layers, and the server standing alone."""
+    lint = Path(sys.executable).parent / "lint-imports"
+    out = subprocess.run(
+        [str(lint), "--config", str(ROOT / "pyproject.toml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "0 broken" in out.stdout and " KEPT" in out.stdout, out.stdout
+
+
+def test_every_module_has_a_layer() -> None:
+    """A new top-level module or package is placed in the layers contract, not left out of it."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    [layers] = [c["layers"] for c in config["contracts"] if c["type"] == "layers"]
+    placed = {m.strip() for layer in layers for m in re.split(r"[|:]", layer)}
+    top = {".".join(m.split(".")[:2]) for m in edges() if m != "fairstream"}
+    assert top - placed <= {"fairstream.server"}, sorted(top - placed)
 
 
 def test_one_attribution_context_variable() -> None:

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-import matrix_misses
+import matrix_report
 from matrix_report import Cell
 from matrix_targets import checks
 
@@ -25,22 +25,22 @@ def cell(seeds: int = 1, **kw: float | list[float]) -> Cell:
     return Cell(**values)  # type: ignore[arg-type]
 
 
-def reading(kind: str, workload: str, **cells: Cell) -> matrix_misses.Reading | None:
+def reading(kind: str, workload: str, **cells: Cell) -> matrix_report.Reading | None:
     """Read auto's cell among ``cells`` (fixed_16 names the policy fixed:16)."""
     named = {k.replace("fixed_", "fixed:").replace("_", "-"): c for k, c in cells.items()}
     found = checks(kind, workload, named, STEP)  # type: ignore[arg-type]
-    return matrix_misses.read("row / wl", kind, workload, named, STEP, found)  # type: ignore[arg-type]
+    return matrix_report.read("row / wl", kind, workload, named, STEP, found)  # type: ignore[arg-type]
 
 
 @pytest.fixture(autouse=True)
 def _fresh() -> None:
-    matrix_misses.READINGS.clear()
+    matrix_report.READINGS.clear()
 
 
 def test_a_cell_meeting_every_target_is_not_read() -> None:
     assert reading("continuous", "demo", naive=cell(), sorted=cell(), auto=cell(),
                    best_fixed=cell()) is None  # fmt: skip
-    assert matrix_misses.READINGS == []
+    assert matrix_report.READINGS == []
 
 
 def test_one_fixed_limit_meeting_every_target_is_auto_s_shortfall() -> None:
@@ -129,7 +129,7 @@ def test_each_seed_is_checked_on_its_own() -> None:
 def test_the_table_counts_each_reading(capsys: pytest.CaptureFixture[str]) -> None:
     test_one_fixed_limit_meeting_every_target_is_auto_s_shortfall()
     test_a_target_no_limit_meets_is_past_every_limit()
-    matrix_misses.table()
+    matrix_report.table()
     out = capsys.readouterr().out
     assert "| row / wl | auto short of fixed 16 | good4/best 0.700 (0/1; 16) |" in out
     assert "2 cells miss: past every limit 1, auto short of a fixed limit 1;" in out
@@ -140,7 +140,7 @@ def test_each_row_counts_its_cells(capsys: pytest.CaptureFixture[str]) -> None:
     test_a_target_no_limit_meets_is_past_every_limit()  # "row / wl" misses short x only
     missed = checks("static", "poisson100", {"naive": cell(short_p50=4.0),  # type: ignore[arg-type]
                     "sorted": cell(short_p50=4.0), "auto": cell(short_p50=2.0)}, STEP)  # fmt: skip
-    matrix_misses.by_row([("other / demo", ok), ("row / wl", missed), ("row / demo", ok)])
+    matrix_report.by_row([("other / demo", ok), ("row / wl", missed), ("row / demo", ok)])
     out = capsys.readouterr().out
     assert "| other | 1 | 1 | 1 | - |" in out
     assert "| row | 2 | 1 | 2 | past every limit 1 |" in out  # short x is no "never worse"
