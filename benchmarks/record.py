@@ -101,13 +101,15 @@ class Results:
     parameters: dict[str, Any]
     figures: dict[str, Any] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
+    # the code as the run starts: what ran, whatever is edited while it runs
+    code: dict[str, Any] = field(default_factory=git)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "benchmark": self.name,
             "fairstream": __version__,
-            "git": git(),
+            "git": self.code,
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": machine(),
             "parameters": self.parameters,
