@@ -31,6 +31,7 @@ from fairstream import Recorder, ReferenceServer, analyze, probe
 
 
 async def probe_table(presets: list[str], tpcs: list[int]) -> None:
+    probes = record.current().figures.setdefault("probes", [])
     print(f"{'preset':<11}{'tpc':>4} {'truth':<18}{'answer':<18}{'conf':>5}"
           f"{'batch':>7}{'step ms':>9}{'model':>7}{'reqs':>6}{'wall s':>8}")  # fmt: skip
     for preset in presets:
@@ -48,6 +49,10 @@ async def probe_table(presets: list[str], tpcs: list[int]) -> None:
                 step = rep.step_ms / cfg.time_scale if rep.step_ms else float("nan")
                 model = cfg.cost_model().step_ms
                 mark = "" if got == mode else "  <- WRONG"
+                probes.append(
+                    {"preset": preset, "tpc": tpc, "truth": mode, "answer": got,
+                     "confidence": rep.confidence, "requests": len(rec.traces), "wall_s": wall}
+                )  # fmt: skip
                 print(
                     f"{preset:<11}{tpc:>4} {mode:<18}{got:<18}{rep.confidence:>5.2f}"
                     f"{batch:>4}/{truth_b or '-':<2}{step:>9.1f}{model:>7.1f}"
@@ -75,6 +80,9 @@ def corpus_table(n: int) -> None:
     per = 1e3 * (time.perf_counter() - t0) / n
     print(f"right {right}/{n} ({right / n:.1%}); confidently wrong (>= 0.8): {confident_wrong};")
     print(f"analysis time {per:.1f} ms per configuration")
+    record.current().figures["corpus"] = {
+        "configurations": n, "right": right, "confidently_wrong": confident_wrong, "ms_each": per
+    }  # fmt: skip
 
 
 def main() -> None:

@@ -444,7 +444,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['family']:<10} {int(r['chunks']):>8} {r['raw_us']:>8.2f} {r['inst_us']:>10.2f} "
             f"{r['ratio']:>7.3f} {r['added_us']:>9.2f}"
         )
+    figures = record.current().figures
+    figures["end_to_end"] = {r["family"]: r for r in rows}
     alone = asyncio.run(_added_alone(families, args.chunks))
+    figures["added_alone"] = {f: {"raw_us": r, "inst_us": i} for f, (r, i) in (alone or {}).items()}
     if alone:
         print("\nthe added work alone (same prebuilt SDK chunks and bytes, raw vs instrumented),")
         print("and the ratio it gives on the end-to-end raw cost above:")
@@ -496,6 +499,7 @@ def jsonl_cost(n: int, chunks: int = 128) -> None:
                 best[name] = min(best.get(name, float("inf")), (time.process_time() - t0) / n)
         sink.close()
     added = (best["jsonl"] - best["bare"]) * 1e6
+    record.current().figures["jsonl_us_per_trace"] = added
     print(f"\nJsonlSink: {added:.1f} us CPU per trace of {chunks} chunks", end="")
     print(f" ({added / chunks:.2f} us per chunk), over {n} traces, best of 5")
 
