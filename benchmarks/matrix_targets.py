@@ -1,4 +1,4 @@
-"""Issue 14's targets, checked per cell of ``server_matrix.py`` (medians over seeds).
+"""The dispatcher's targets, checked per cell of ``server_matrix.py`` (medians over seeds).
 
 Each check is a named ratio against its bound, so the matrix prints what every ``auto`` cell
 measured and whether it met its target, not only the "never worse" guard. A ratio is the

@@ -8,7 +8,7 @@ these files, so a figure in the docs always names the code that produced it. His
 in ``git log``: a new run replaces the file.
 
     if __name__ == "__main__":
-        record.main("overhead", main)  # main() parses its options and may fill record.CURRENT
+        record.main("overhead", main)  # main() parses its options and may fill record.current().figures
 
 A benchmark that renders into the docs puts its figures in ``record.current().figures``.
 """
@@ -103,6 +103,7 @@ class Results:
     lines: list[str] = field(default_factory=list)
     # the code as the run starts: what ran, whatever is edited while it runs
     code: dict[str, Any] = field(default_factory=git)
+    keep: bool = True  # False: a run that measured nothing (it showed an older file)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -136,8 +137,9 @@ def results(name: str, parameters: dict[str, Any], path: Path | None = None) -> 
     finally:
         sys.stdout = real
         tee.close_line()
-    written = res.save(path)
-    print(f"results written to {written}", file=sys.stderr)
+    if res.keep:
+        written = res.save(path)
+        print(f"results written to {written}", file=sys.stderr)
 
 
 def load(name: str) -> dict[str, Any] | None:
@@ -176,7 +178,7 @@ def main(name: str, fn: Callable[[], object]) -> None:
         with results(name, {}) as res:
             res.figures = run.figures
             status = fn()
-            res.parameters = run.parameters
+            res.parameters, res.keep = run.parameters, run.keep
     finally:
         argparse.ArgumentParser.parse_args = parse  # type: ignore[method-assign]
         _current = None

@@ -23,7 +23,7 @@ started from the same seed's all-at-once traces: ``Auto(prior=...)``), ``auto-pi
 pool), ``auto-no-handover`` (``Auto(handover=0)``: a continuous server's slot refilled only
 when its end reaches us), ``auto-startN`` (``Auto(start=N)``: another first round), ``auto-slo4``
 (``Auto(ttft_slo=...)`` told the 4-step TTFT SLO the goodput counts), ``gradient`` and, where
-the batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against issue 14's
+the batch size is known, ``waves:B``. Then each cell of ``auto`` is checked against the dispatcher's
 targets for its server's kind (``matrix_targets.py``: never worse than the better of naive and
 sorted; static servers' short requests; continuous servers' goodput and TTFT), and a Markdown
 table of every check ends the run.
@@ -83,7 +83,7 @@ class Row:
     llama_slots: int = 0
     batch: int = 0  # the static batch size (waves:B), 0 where none
     jitter: float = 0.0  # client send jitter, model seconds
-    kind: Kind = "continuous"  # which of issue 14's targets apply (matrix_targets.py)
+    kind: Kind = "continuous"  # which of the dispatcher's targets apply (matrix_targets.py)
     calib: Calibration | None = None  # llama.cpp: its step measured when the row starts
 
     @property
@@ -409,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", type=Path, metavar="FILE", help="print what FILE holds; run nothing")
     args = ap.parse_args(argv)
     if args.show is not None:
+        record.current().keep = False  # it measures nothing: no results file
         return show(args.show)
     if args.seeds is None:
         args.seeds = 1 if args.quick else 3

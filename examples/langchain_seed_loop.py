@@ -28,11 +28,8 @@ async def analyse(llm: ChatOpenAI, request_id: int) -> None:
 
 async def run(base_url: str) -> None:
     rec = Recorder([LogSink("zh")])
-    llm = fairstream.instrument(
-        ChatOpenAI(model="fairstream-ref", base_url=base_url, api_key="local", max_tokens=8),  # type: ignore[arg-type]
-        recorder=rec,
-        label="LLM图像分析",
-    )
+    llm = ChatOpenAI(model="fairstream-ref", base_url=base_url, api_key="local", max_tokens=8)
+    llm = fairstream.instrument(llm, recorder=rec, label="LLM图像分析")
     await asyncio.gather(*(analyse(llm, i) for i in range(455, 463)))
     summary = fairstream.summarize(rec.traces)
     assert summary.ttft is not None and summary.e2e is not None

@@ -1,0 +1,271 @@
+"""Render the docs' tables and the README's figure from the results files.
+
+Each table sits in a page between ``<!-- report:NAME -->`` and ``<!-- /report:NAME -->``;
+this script replaces what is between them with what ``benchmarks/results/`` gives now, and
+names the code and machine each table was measured on. A figure in the docs is never typed by
+hand: rerun a benchmark, then this script, and commit both.
+
+Run:  python benchmarks/report.py          # rewrite the pages
+      python benchmarks/report.py --check  # exit 1 when a page differs from its results
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+BLOCK = re.compile(r"(<!-- report:(\w+) -->\n)(.*?)(<!-- /report:\2 -->)", re.DOTALL)
+
+
+def load(name: str) -> dict[str, Any]:
+    path = RESULTS / f"{name}.json"
+    if not path.exists():
+        raise SystemExit(f"{path} is missing: run benchmarks/{name}.py first")
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def source(data: dict[str, Any]) -> str:
+    """Where a table's figures come from: the file, the command, the code and the machine."""
+    git, m = data["git"], data["machine"]
+    commit = (git.get("commit") or "unknown")[:10] + (" with local changes" if git["dirty"] else "")
+    args = " ".join(
+        f"--{k.replace('_', '-')} {v}" for k, v in data["parameters"].items() if v not in (None, "")
+    )
+    return (
+        f"<sub>`benchmarks/results/{data['benchmark']}.json`: `python benchmarks/"
+        f"{data['benchmark']}.py {args}` at fairstream {data['fairstream']} ({commit}) on"
+        f" {m['cpu']}, {m['cores']} cores, Python {m['python']}.</sub>"
+    )
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    right = ["---:" if h.endswith((" s", "x", "us", "%", "requests")) else "---" for h in header]
+    out = ["| " + " | ".join(header) + " |", "| " + " | ".join(right) + " |"]
+    return out + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def cure() -> list[str]:
+    """The README's one figure: short requests' p50 on the demo's static server."""
+    data = load("demo_rows")
+    rows = data["figures"]["servers"]["static B=8"]
+    naive = rows["all at once"]["short_p50"]["median"]
+    cold = rows["auto cold"]["short_p50"]["median"]
+    span = rows["auto cold"]["makespan"]["median"] / rows["all at once"]["makespan"]["median"]
+    return [
+        f"**Short answers come back {naive / cold:.0f}x sooner**: their p50 falls from"
+        f" {naive:.2f} s sent all at once to {cold:.2f} s through a fresh `Dispatcher()`, and"
+        f" the whole burst takes {span:.2f}x the time (medians of"
+        f" {data['parameters']['runs']} runs over real HTTP).",
+        "",
+        source(data),
+    ]
+
+
+def demo() -> list[str]:
+    data = load("demo_rows")
+    rows = []
+    for server, hows in data["figures"]["servers"].items():
+        base = hows["all at once"]["makespan"]["median"]
+        for how, f in hows.items():
+            span = f["makespan"]
+            rows.append(
+                [
+                    server,
+                    how,
+                    f"{f['short_p50']['median']:.2f}",
+                    f"{f['long_p50']['median']:.2f}",
+                    f"{span['median']:.2f}",
+                    f"{span['median'] / base:.3f}x",
+                ]
+            )
+    head = ["server", "sent", "short p50 s", "long p50 s", "makespan s", "makespan / all at once x"]
+    return [
+        "32 requests at once (16 of 8 tokens, 16 of 128), each run against a fresh server;"
+        " seconds from submission, medians of the runs:",
+        "",
+        *table(head, rows),
+        "",
+        source(data),
+    ]
+
+
+def matrix() -> list[str]:
+    """The matrix's per-row reading, as ``server_matrix.py --show`` prints it."""
+    path = RESULTS / "server_matrix.jsonl"
+    header = json.loads(path.read_text().split("\n", 1)[0])
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "FAIRSTREAM_RESULTS_DIR": tmp, "FAIRSTREAM_MATRIX_SCALE": "0.5"}
+        out = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / "server_matrix.py"), "--show", str(path)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        ).stdout.splitlines()
+    start = out.index("| row | cells | meet every target | never worse | missing cells, read |")
+    rows = [ln for ln in out[start:] if ln.startswith("|")]
+    verdict = next(ln for ln in out if ln.endswith("auto cells meet every target"))
+    return [
+        *rows,
+        "",
+        f"{verdict}. A cell is one server and one workload: 15 servers x 6 workloads, 3 seeds,"
+        " full size. \"Never worse\": makespan, E2E p50 and short requests' p50 within 1.05x,"
+        " and 4-step goodput at least 0.95x, of the better of naive and sorted. A missing cell"
+        " is read against every arm that ran: \"past every limit\" when no fixed limit meets"
+        " the target either, \"cold start\" when a warm `auto` meets it, \"auto short of a fixed"
+        " limit\" when one fixed limit meets them all.",
+        "",
+        f"<sub>`benchmarks/results/server_matrix.jsonl`: `python benchmarks/server_matrix.py"
+        f" --show benchmarks/results/server_matrix.jsonl`; measured at `src` hash"
+        f" {header['code']} ({header['seeds']} seeds, time scale {header['scale']}).</sub>",
+    ]
+
+
+def detector() -> list[str]:
+    data = load("detector")
+    probes = data["figures"]["probes"]
+    right = sum(p["truth"] == p["answer"] for p in probes)
+    reqs = [p["requests"] for p in probes]
+    secs = [p["wall_s"] for p in probes]
+    corpus = data["figures"]["corpus"]
+    rows = [
+        [
+            "probe, reference server (real HTTP)",
+            f"{right}/{len(probes)}",
+            "0",
+            f"{min(reqs)}-{max(reqs)} requests, {min(secs):.1f}-{max(secs):.1f} s",
+        ],
+        [
+            "analyze, random configurations (virtual time)",
+            f"{corpus['right']}/{corpus['configurations']}",
+            f"{corpus['confidently_wrong']}",
+            f"{corpus['ms_each']:.1f} ms each",
+        ],
+    ]
+    head = ["what", "right", "confidently wrong", "cost"]
+    return [*table(head, rows), "", source(data)]
+
+
+def replay() -> list[str]:
+    data = load("replay_check")
+    cases = data["figures"]["cases"]
+    rows = []
+    for how in dict.fromkeys(c["starve"] for c in cases):
+        got = [c["outcome"] for c in cases if c["starve"] == how]
+        rows.append(
+            [how, str(len(got))] + [str(got.count(k)) for k in ("held", "refused", "missed")]
+        )
+    t = data["figures"]["totals"]
+    rows.append(["all", str(len(cases)), str(t["held"]), str(t["refused"]), str(t["missed"])])
+    head = ["client loop starved", "cases", "held", "refused", "missed"]
+    return [*table(head, rows), "", source(data)]
+
+
+def overhead() -> list[str]:
+    data = load("overhead")
+    figs = data["figures"]
+    rows = []
+    for family, r in figs["end_to_end"].items():
+        alone = figs["added_alone"].get(family)
+        added = alone["inst_us"] - alone["raw_us"] if alone else r["added_us"]
+        rows.append(
+            [family, f"{r['raw_us']:.1f}", f"{r['inst_us']:.1f}", f"{added:.1f}", f"{r['ratio']:.3f}x"]
+        )
+    head = ["client", "raw us", "instrumented us", "added alone us", "instrumented / raw x"]
+    return [
+        "Client CPU per content chunk, the same streams consumed raw and instrumented;"
+        " \"added alone\" is the instrumentation's own work on prebuilt chunks:",
+        "",
+        *table(head, rows),
+        "",
+        f"`JsonlSink` costs {figs['jsonl_us_per_trace']:.0f} us of CPU per trace of 128 chunks.",
+        "",
+        source(data),
+    ]
+
+
+def static_vs_continuous() -> list[str]:
+    data = load("static_vs_continuous")
+    sched = data["figures"]["schedulers"]
+    base = next(iter(sched.values()))
+    rows = [
+        [
+            name,
+            f"{f['tokens_per_s']:.0f}",
+            f"{f['e2e_p50_s']:.2f}",
+            f"{f['e2e_p99_s']:.2f}",
+            f"{f['tokens_per_s'] / base['tokens_per_s']:.2f}x",
+        ]
+        for name, f in sched.items()
+    ]
+    head = ["scheduler", "tokens/s", "E2E p50 s", "E2E p99 s", "throughput / static x"]
+    return [
+        "The engines themselves, not the dispatcher: requests at once, prompts of 512 tokens,"
+        " outputs drawn exponentially (mean 128):",
+        "",
+        *table(head, rows),
+        "",
+        source(data),
+    ]
+
+
+RENDER: dict[str, Callable[[], list[str]]] = {
+    "cure": cure,
+    "demo": demo,
+    "matrix": matrix,
+    "detector": detector,
+    "replay": replay,
+    "overhead": overhead,
+    "static_vs_continuous": static_vs_continuous,
+}
+
+
+def render(text: str, cache: dict[str, str]) -> str:
+    """``text`` with every report block filled from the results files."""
+
+    def fill(m: re.Match[str]) -> str:
+        name = m.group(2)
+        if name not in RENDER:
+            raise SystemExit(f"unknown report block {name!r}: one of {', '.join(RENDER)}")
+        if name not in cache:
+            cache[name] = "\n".join(RENDER[name]()) + "\n"
+        return m.group(1) + cache[name] + m.group(4)
+
+    return BLOCK.sub(fill, text)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="fail when a page is not current")
+    args = ap.parse_args()
+    cache: dict[str, str] = {}
+    stale = []
+    for page in PAGES:
+        text = page.read_text()
+        new = render(text, cache)
+        if new != text:
+            stale.append(page.relative_to(ROOT))
+            if not args.check:
+                page.write_text(new)
+    if args.check and stale:
+        print("not current, run python benchmarks/report.py:", *stale, file=sys.stderr)
+        return 1
+    done = "every page is current" if args.check else "rewrote: " + ", ".join(map(str, stale))
+    print(done if stale or args.check else "every page was current")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
