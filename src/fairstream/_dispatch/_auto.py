@@ -21,7 +21,7 @@ as the server's kind allows (what waits inside the server can no longer be reord
 any server but a static one: where filling the server costs first tokens the SLO (a
 prefill-heavy mix), it keeps goodput at the cost of makespan.
 
-Every rule, and the real-HTTP reading it came from, is in ``docs/dispatcher.md``.
+Every rule is described, for users, in ``docs/dispatcher.md``.
 """
 
 from __future__ import annotations

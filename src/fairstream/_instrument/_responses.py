@@ -89,7 +89,7 @@ class TracedResponses(TracedCompletions):
 
     @property
     def with_raw_response(self) -> Any:
-        return self._inner.with_raw_response  # not traced (see the README)
+        return self._inner.with_raw_response  # not traced (docs/instrument-openai.md)
 
 
 class InstrumentedResponseStream(InstrumentedStream):
