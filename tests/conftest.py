@@ -20,6 +20,13 @@ REAL_STEP = 0.010
 ServerFactory = Callable[..., AbstractAsyncContextManager[ReferenceServer]]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _results_files_elsewhere(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A benchmark a test runs writes its results file to a temporary directory, never over
+    the committed ``benchmarks/results`` (subprocesses inherit the variable)."""
+    os.environ["FAIRSTREAM_RESULTS_DIR"] = str(tmp_path_factory.mktemp("results"))
+
+
 @pytest.fixture
 def serve() -> ServerFactory:
     """``async with serve(mode="static", ...) as server`` with the fast test config."""
