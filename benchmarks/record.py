@@ -8,7 +8,7 @@ these files, so a figure in the docs always names the code that produced it. His
 in ``git log``: a new run replaces the file.
 
     if __name__ == "__main__":
-        record.main("overhead", main)  # main() parses its options and may fill record.current().figures
+        record.main("overhead", main)  # main() parses its options
 
 A benchmark that renders into the docs puts its figures in ``record.current().figures``.
 """

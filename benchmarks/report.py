@@ -121,11 +121,11 @@ def matrix() -> list[str]:
         *rows,
         "",
         f"{verdict}. A cell is one server and one workload: 15 servers x 6 workloads, 3 seeds,"
-        " full size. \"Never worse\": makespan, E2E p50 and short requests' p50 within 1.05x,"
+        ' full size. "Never worse": makespan, E2E p50 and short requests\' p50 within 1.05x,'
         " and 4-step goodput at least 0.95x, of the better of naive and sorted. A missing cell"
-        " is read against every arm that ran: \"past every limit\" when no fixed limit meets"
-        " the target either, \"cold start\" when a warm `auto` meets it, \"auto short of a fixed"
-        " limit\" when one fixed limit meets them all.",
+        ' is read against every arm that ran: "past every limit" when no fixed limit meets'
+        ' the target either, "cold start" when a warm `auto` meets it, "auto short of a fixed'
+        ' limit" when one fixed limit meets them all.',
         "",
         f"<sub>`benchmarks/results/server_matrix.jsonl`: `python benchmarks/server_matrix.py"
         f" --show benchmarks/results/server_matrix.jsonl`; measured at `src` hash"
@@ -181,12 +181,18 @@ def overhead() -> list[str]:
         alone = figs["added_alone"].get(family)
         added = alone["inst_us"] - alone["raw_us"] if alone else r["added_us"]
         rows.append(
-            [family, f"{r['raw_us']:.1f}", f"{r['inst_us']:.1f}", f"{added:.1f}", f"{r['ratio']:.3f}x"]
+            [
+                family,
+                f"{r['raw_us']:.1f}",
+                f"{r['inst_us']:.1f}",
+                f"{added:.1f}",
+                f"{r['ratio']:.3f}x",
+            ]
         )
     head = ["client", "raw us", "instrumented us", "added alone us", "instrumented / raw x"]
     return [
         "Client CPU per content chunk, the same streams consumed raw and instrumented;"
-        " \"added alone\" is the instrumentation's own work on prebuilt chunks:",
+        ' "added alone" is the instrumentation\'s own work on prebuilt chunks:',
         "",
         *table(head, rows),
         "",
