@@ -2,7 +2,7 @@
 
 ``auto`` analyses its last 64 finished requests every 8 completions inside the client's event
 loop; while it does, no chunk is read, so every stream's next chunk (and any first token) is
-stamped that much late. This streams a burst of 160 requests (the matrix's ``burst160``)
+stamped that much late. This streams a burst of 160 requests (5 of the matrix's bursts)
 through the instrumented openai SDK to a 16-slot reference server over real HTTP, then times
 ``fairstream.analyze`` on each 64-request window of the traces (every 8 ends, as ``auto``
 does) and prints the cost per analysis in milliseconds and in the server's decode steps.
@@ -19,21 +19,24 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import record
-import server_matrix as sm
 
+from benchmarks.matrix._arms import run_arm
+from benchmarks.matrix._cells import reference, workload
 from fairstream import analyze
 from fairstream.server._server import ReferenceServer
 
 
 async def traces(policy: str) -> list:  # type: ignore[type-arg]
-    row = next(r for r in sm.ROWS if r.name == "cont-16")
-    assert row.config is not None
-    jobs = sm.workload("burst160", 0, row, False)
-    with ReferenceServer.in_subprocess(row.config) as server:
-        return await sm.run_cell(server.base_url, row.config.model, row, jobs, policy, 0)
+    """The matrix's cont-16 server, its full-size burst sent through ``policy``."""
+    server = reference("cont-16", "continuous", 16, 0.5)
+    assert server.config is not None
+    step = server.config.cost_model().step_seconds(1, 0)
+    jobs = workload("burst", 0, server, step, "full") * 5  # 160 requests
+    with ReferenceServer.in_subprocess(server.config) as handle:
+        return await run_arm(handle.base_url, server.config.model, jobs, policy, 0.5)
 
 
 def main() -> int:
@@ -52,7 +55,7 @@ def main() -> int:
     tpots = [t.tpot for t in got if t.tpot]
     step = statistics.median(tpots)
     p50, p90 = statistics.median(costs), statistics.quantiles(costs, n=10)[-1]
-    print(f"cont-16 / burst160 over real HTTP ({args.policy}), {len(windows)} windows x "
+    print(f"cont-16, a burst of 160, over real HTTP ({args.policy}), {len(windows)} windows x "
           f"{args.repeat}: an analysis p50 {p50 * 1e3:.2f} ms, p90 {p90 * 1e3:.2f} ms; the "
           f"server's step as the client read it {step * 1e3:.2f} ms: p50 {p50 / step:.2f} steps, "
           f"p90 {p90 / step:.2f} steps")  # fmt: skip

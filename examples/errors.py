@@ -21,9 +21,10 @@ FAULTS = ["status_429", "cut_close", "disconnect_mid", "bad_json"]
 async def one(fault: str) -> None:
     config = ServerConfig(time_scale=0.1, faults=f"{fault}:rate=1,after=2")
     recorder = Recorder()
-    async with ReferenceServer(config) as server, StreamClient(
-        server.base_url, recorder=recorder
-    ) as client:
+    async with (
+        ReferenceServer(config) as server,
+        StreamClient(server.base_url, recorder=recorder) as client,
+    ):
         try:
             await client.complete(
                 model=config.model, messages=[{"role": "user", "content": "hi"}], max_tokens=16

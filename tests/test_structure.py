@@ -84,20 +84,30 @@ def edges(*, typing_too: bool = False) -> dict[str, set[str]]:
 
 
 def benchmark_edges() -> dict[str, set[str]]:
-    """benchmarks/<name>.py -> the benchmark modules it imports (they import each other by
-    name, from their own directory)."""
-    files = {p.stem: p for p in BENCHMARKS.glob("*.py")}
+    """benchmarks' modules -> the benchmark modules they import: the scripts import each
+    other by name from their own directory, the matrix package relatively."""
+    files = {p: "benchmarks." + ".".join(p.relative_to(BENCHMARKS).with_suffix("").parts)
+             for p in BENCHMARKS.rglob("*.py")}  # fmt: skip
+    names = {m.removesuffix(".__init__") for m in files.values()}
     out: dict[str, set[str]] = {}
-    for name, path in files.items():
+    for path, mod in files.items():
+        mod = mod.removesuffix(".__init__")
+        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
         targets: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
-                targets |= {a.name.split(".")[0] for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                targets.add(node.module.split(".")[0])
-        out[f"benchmarks.{name}"] = {f"benchmarks.{t}" for t in targets if t in files} - {
-            f"benchmarks.{name}"
-        }
+                targets |= {f"benchmarks.{a.name}" for a in node.names}
+                targets |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                    targets.add(f"benchmarks.{target}")
+                targets.add(target)
+                targets |= {f"{target}.{a.name}" for a in node.names}
+        out[mod] = {t for t in targets if t in names and t != mod and not mod.startswith(t + ".")}
     return out
 
 

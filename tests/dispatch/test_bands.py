@@ -3,7 +3,7 @@
 
 Driven through the policy's hooks in the order real HTTP gave (the first wave's starts reach us
 before its other half has waited 4 steps), then in virtual time on the reference engine. Over
-real HTTP (server_matrix's cont-8 row, the demo burst at full size) the long requests waited
+real HTTP (8 slots, the demo burst at full size) the long requests waited
 15 and 150 steps for slots; TTFT p50 18 -> 3.0 steps.
 """
 

@@ -1,10 +1,9 @@
 """``auto`` never takes B for more than it ever saw run at once.
 
 Over real HTTP a backlogged client reads the first tokens of two short batches bunched, and the
-detector's waves chain them into one: B = 9-13 in a third of the runs on a B=8 server
-(`matrix_cell.py --row static-B8 --workload burst160 --batches`), and ``auto`` then
-sent that many a batch, the rest left over to run alone. Such a B is a lower bound: explored,
-a full batch shows.
+detector's waves chain them into one: B = 9-13 in a third of the runs on a B=8 server (a
+burst of 160), and ``auto`` then sent that many a batch, the rest left over to run alone.
+Such a B is a lower bound: explored, a full batch shows.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def test_a_pause_in_open_loop_arrivals_keeps_shortest_first() -> None:
 
 
 def test_arrivals_apart_still_go_long_first_when_told_to() -> None:
-    # the spread queue again, ``together`` widened (what matrix_cell.py's auto-any-pause does)
+    # the spread queue again, ``together`` widened (a looser rule's reading)
     q = queue_of([(0.0, 8), (0.2, 8), (0.4, 8), (0.6, 200)])
     out = critical_first(q, room=2, now=2.0, slots=4, quiet=0.1, together=float("inf"))
     assert [j.expected_tokens for j in out] == [200, 8]

@@ -2,7 +2,7 @@
 (``_lag.py``) and ``auto`` takes it off a first token's wait before calling the server full.
 
 Over real HTTP on 2 cores the loop stalled up to 40-190 ms a run on a 64-slot server, and ``auto``
-held it at 12-21 in flight (``benchmarks/matrix_cell.py``).
+held it at 12-21 in flight.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A busy client reads a batch of one- and two-token answers interleaved: some members' ends
 before others' first tokens. 16 read as 10 running at once made ``auto`` take B = 10 exact on
-a B=16 server (`matrix_cell.py --row static-B16 --workload burst160 --changes`).
+a B=16 server (a burst of 160).
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 slot's expected end (a handover), not when its end reaches us, at a burst's tail and while
 requests keep arriving alike.
 
-Driven through the policy's hooks; the real-HTTP makespans with and without it come from
-``benchmarks/matrix_cell.py`` (virtual time has no trip for a stream's end to make, so
-nothing to gain there).
+Driven through the policy's hooks; it pays over real HTTP only (virtual time has no trip for a
+stream's end to make, so nothing to gain there).
 """
 
 from __future__ import annotations

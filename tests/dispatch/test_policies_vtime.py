@@ -366,7 +366,7 @@ def test_a_burst_sent_with_jitter_still_sends_its_short_band_first() -> None:
     spreads over 10 ms: the first admission waits for the arrivals to pause, so the short ones go
     first as one batch (short p50 at least 5x naive's, 3 seeds). Without the wait it saw one
     request, no short class, and sent the first 8 to arrive, mixed: 1.0x naive's over real
-    HTTP (server_matrix static-B8-noisy / demo)."""
+    HTTP (B=8 with send jitter and step noise, the demo burst)."""
     config = ServerConfig(mode="static", batch_size=8, step_ms=20.0, per_seq_ms=0.5)
     for seed in range(3):
         rng = random.Random(seed)

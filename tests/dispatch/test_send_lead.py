@@ -6,8 +6,8 @@ the server past a 4-step TTFT SLO: static-B8's 50% open loop).
 Over real HTTP a busy 2-core client puts a request on the wire every 3 ms, so the last of a
 batch of 8 goes 25 ms after the first; 2 steps before the end, the server (which starts a
 partial batch after a 25 ms gathering) forms its batch without it, and it runs alone after
-it, a whole run for one request (`matrix_cell.py --row static-B8 --workload burst160
---batches`: 2-7 server batches short of B a run, makespan 1.05x sorted's).
+it, a whole run for one request (on a burst of 160: 2-7 server batches short of B a run,
+makespan 1.05x sorted's).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ always waiting at the server for the next slot's end shows only as starts about 
 
 Over real HTTP a busy 2-core client read a 16-slot server as 17 slots (a stream's end read
 after its slot's next first token), and at 17 in flight every start waited a slot's end,
-4-step goodput 0.18x fixed:16's on a burst of 160 (`matrix_cell.py --row cont-16 --workload
-burst160`); the rule lowered the peak only for a start 4 steps late.
+4-step goodput 0.18x fixed:16's on a burst of 160; the rule lowered the peak only for a
+start 4 steps late.
 """
 
 from __future__ import annotations

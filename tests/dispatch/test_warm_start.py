@@ -159,8 +159,8 @@ async def test_a_probes_traces_warm_the_dispatcher(
 
 
 def test_auto_does_not_judge_a_server_by_its_one_and_two_chunk_answers() -> None:
-    """Real traces, captured over HTTP from a 64-slot continuous reference server (cont-64 of
-    ``benchmarks/server_matrix.py``, 160-request burst, cold ``auto``): the first 16 answers, 1
+    """Real traces, captured over HTTP from a 64-slot continuous reference server (a
+    160-request burst, cold ``auto``): the first 16 answers, 1
     and 2 tokens each, that a busy 2-core client read late and bunched. A looser detector
     reads them as a server that serves one request at a time (a request must be passed over
     while waiting for that, and none was); ``auto`` judges only traces of 3 chunks or more

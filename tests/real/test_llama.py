@@ -210,13 +210,13 @@ async def test_a_dead_server_is_connection_refused(llama: Any) -> None:
 
 @pytest.mark.alone  # two timings compared: another worker's load between them moved one 2x
 async def test_the_matrix_measures_llama_cpp_s_step_on_this_machine(llama: Any) -> None:
-    """``server_matrix.py`` judges llama.cpp's rows by the step measured as each row starts
-    (its 4-step SLO, its open loops' capacity): a lone request timed apart from the measure
+    """The matrix judges llama.cpp's cells by the step measured as each server starts (its
+    2-step TTFT target, its open loops' capacity): a lone request timed apart from the measure
     decodes at about that step, and with every slot busy a token comes no sooner."""
-    import matrix_llama
+    from benchmarks.matrix._llama import calibrate
 
     server = llama(4)
-    cal = await matrix_llama.measure(server.base_url, MODEL, 4)
+    cal = await calibrate(server.base_url, MODEL, 4)
     rec = Recorder()
     async with AsyncOpenAI(base_url=server.base_url, api_key="k", max_retries=0) as raw:
         client = fairstream.instrument(raw, recorder=rec)
@@ -231,17 +231,17 @@ async def test_the_matrix_measures_llama_cpp_s_step_on_this_machine(llama: Any) 
     assert cal.full > 0.9 * cal.step, cal
 
 
-async def test_the_matrix_s_prefill_mix_pays_every_prompt_s_prefill(llama: Any) -> None:
+async def test_the_matrix_s_prompts_are_computed_whole(llama: Any) -> None:
     """llama.cpp reuses the prompt prefix a slot already holds: a prompt after a longer one
-    of the same text costs it two tokens. The matrix's prefill mix leads each prompt with its
-    own byte, so every prompt is computed whole, as distinct users' prompts are."""
+    of the same text costs it two tokens. The matrix leads each job's prompt with its own
+    byte, so every prompt is computed whole, as distinct users' prompts are."""
     import dataclasses
 
-    import server_matrix
+    from benchmarks.matrix._cells import llama_servers, workload
 
     server = llama(1)  # one slot: each request finds the previous prompt in it
-    row = next(r for r in server_matrix.LLAMA_ROWS if r.name == "llama-np1")
-    jobs = server_matrix.workload("prefill", 0, row, quick=True)[:2]
+    [np4] = llama_servers("quick")
+    jobs = workload("burst", 0, np4, 0.02, "tiny")[:2]
     longer, shorter = (
         dataclasses.replace(j, prompt_words=w) for j, w in zip(jobs, (200, 150), strict=True)
     )
@@ -252,10 +252,10 @@ async def test_the_matrix_s_prefill_mix_pays_every_prompt_s_prefill(llama: Any) 
             r = await http.post(server.base_url + "/chat/completions", json=body)
         return int(r.json()["timings"]["prompt_n"])
 
-    whole = await computed(server_matrix.prompt(longer))
+    whole = await computed(longer.prompt)
     assert whole > 0.9 * 2 * 200, whole  # byte tokens: two a word, nothing cached
     assert longer.lead != shorter.lead
-    assert await computed(server_matrix.prompt(shorter)) > 0.9 * 2 * 150
+    assert await computed(shorter.prompt) > 0.9 * 2 * 150
     same_text = [dataclasses.replace(j, lead="w") for j in (longer, shorter)]
-    await computed(server_matrix.prompt(same_text[0]))
-    assert await computed(server_matrix.prompt(same_text[1])) < 10  # what the mix measured
+    await computed(same_text[0].prompt)
+    assert await computed(same_text[1].prompt) < 10  # what distinct leads avoid

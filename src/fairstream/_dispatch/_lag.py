@@ -3,7 +3,7 @@
 A policy that reads "this first token came late, so the server is full" must not count the
 time our own client could not read it: over real HTTP on a busy 2-core client the loop stalls
 for 40-190 ms at a time (reading 64 streams through the openai SDK), and ``auto`` took those
-stalls for slot waits (a 64-slot server held at 12-21 in flight; ``benchmarks/matrix_cell.py``).
+stalls for slot waits (over real HTTP, a 64-slot server held at 12-21 in flight).
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""llama.cpp's decode step, measured on the machine the matrix runs on.
-
-The reference server's step is what its config says; llama.cpp's is whatever this CPU gives
-(18-30 ms a token on 2-core VMs). The matrix's
-4-step TTFT SLO and its open loops' share of capacity are in steps, so a step taken from
-another machine judges a slower one by a stricter SLO and runs "50%" past saturation.
-"""
+"""llama.cpp in the matrix: built or not, and its decode step measured on this machine."""
 
 from __future__ import annotations
 
@@ -17,24 +11,27 @@ from openai import AsyncOpenAI
 import fairstream
 from fairstream import Recorder
 
-__all__ = ["Calibration", "measure"]
+from .. import llama_server
 
 TOKENS = 64  # long enough for a few dozen gaps, short enough to take seconds
 
 
+def missing() -> str | None:
+    """Why llama.cpp cells cannot run here, or None when its server is built."""
+    if not llama_server.binary_path().exists():
+        return "llama.cpp is not built: python benchmarks/llama_server.py build"
+    return None
+
+
 @dataclass(frozen=True)
 class Calibration:
-    """Median gap between tokens, seconds: one request alone, and every slot busy."""
+    """Median gap between tokens, model seconds: one request alone, and every slot busy."""
 
     step: float
     full: float
 
-    def __str__(self) -> str:
-        return f"step {self.step * 1e3:.1f} ms alone, {self.full * 1e3:.1f} ms with every slot busy"
-
 
 async def _gaps(raw: AsyncOpenAI, model: str, n: int) -> list[float]:
-    """``n`` requests of ``TOKENS`` tokens sent at once; every gap between their tokens."""
     rec = Recorder()
     client = fairstream.instrument(raw, recorder=rec)
 
@@ -55,10 +52,10 @@ async def _gaps(raw: AsyncOpenAI, model: str, n: int) -> list[float]:
     return [g for t in rec.traces for g in t.itl]
 
 
-async def measure(base_url: str, model: str, slots: int) -> Calibration:
+async def calibrate(base_url: str, model: str, slots: int) -> Calibration:
     """A warm-up, then 3 requests one at a time and one round with every slot busy."""
     async with AsyncOpenAI(base_url=base_url, api_key="k", max_retries=2, timeout=300) as raw:
-        await _gaps(raw, model, 1)  # warm-up: the first request loads and allocates
+        await _gaps(raw, model, 1)  # the first request loads and allocates
         alone = [g for _ in range(3) for g in await _gaps(raw, model, 1)]
         busy = await _gaps(raw, model, slots)
     return Calibration(statistics.median(alone), statistics.median(busy))
