@@ -109,11 +109,12 @@ def workload(name: str, seed: int, server: Server, step: float, size: Size) -> l
 
 def _jobs(name: str, seed: int, server: Server, step: float, size: Size) -> list[Job]:
     rng = random.Random(seed)
-    # the full run's sizes are half the demo's (the whole matrix in under 2 hours on 2 cores);
-    # quick's a third, tiny's an eighth
+    # the other workloads: 48 requests in full (the whole matrix in under 2 hours on 2
+    # cores), 32 in quick, 12 in tiny
     k = {"full": 2, "quick": 3, "tiny": 8}[size]
-    if name == "burst":  # the demo's mix: half 8 tokens, half 128, at once
-        lengths = [8, 128] * (16 // k)
+    if name == "burst":  # the demo's mix, half 8 tokens and half 128, at once: 32 in full,
+        # 16 in quick (a static batch of 8 must see two batches of each length), 4 in tiny
+        lengths = [8, 128] * {"full": 16, "quick": 8, "tiny": 2}[size]
         rng.shuffle(lengths)
         return [Job(0.0, n) for n in lengths]
     if name in ("poisson", "overload"):
