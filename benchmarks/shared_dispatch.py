@@ -241,7 +241,7 @@ def oracle(cfg: Any, lengths: list[int]) -> tuple[float, float]:
 async def unloaded_round_trips(redis: str, n: int) -> dict[str, list[float]]:
     """Admission on an idle host: ``n`` acquires and releases one after another, each timed,
     and the acquire script's own round trips (the loaded column's figure)."""
-    from fairstream._dispatch._shared import SharedSlots
+    from fairstream._dispatch.shared._slots import SharedSlots
 
     slots = SharedSlots(redis, f"rtt-{time.monotonic_ns()}", limit=16, gather=0.0)
     await slots.open()

@@ -116,7 +116,7 @@ def peak(base: str) -> int:
 # -- the scenarios --------------------------------------------------------------------------
 async def kill_or_stall(base: str, model: str, redis: str, ttl: float, sig: int) -> dict[str, Any]:
     """A holder of every lease killed (or stopped): when the others have them again."""
-    from fairstream._dispatch._shared import SharedSlots
+    from fairstream._dispatch.shared._slots import SharedSlots
 
     pool = f"f{time.monotonic_ns()}"
     holder = spawn(base, model, redis, pool, L, ttl, L, 4000, hold=True)  # 40 s of streaming

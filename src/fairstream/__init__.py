@@ -25,11 +25,13 @@ from ._detect import (
     probe,
     read_traces,
 )
-from ._dispatch._auto import Auto
 from ._dispatch._dispatcher import Dispatcher
-from ._dispatch._gradient import Gradient
 from ._dispatch._job import Job
-from ._dispatch._policies import AIMD, Fixed, Policy, Serial, Waves
+from ._dispatch._policy import Policy
+from ._dispatch.policies._fixed import AIMD, Fixed, Serial
+from ._dispatch.policies._gradient import Gradient
+from ._dispatch.policies._waves import Waves
+from ._dispatch.policies.auto._auto import Auto
 from ._errors import (
     ClosedByCaller,
     ConnectError,

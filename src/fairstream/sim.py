@@ -22,7 +22,7 @@ from typing import Any
 
 from ._dispatch._core import Admission
 from ._dispatch._job import Job
-from ._dispatch._policies import Policy
+from ._dispatch._policy import Policy
 from ._trace import StreamTrace, Usage
 from .server._types import (
     Admitted,

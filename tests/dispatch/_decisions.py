@@ -15,7 +15,7 @@ from typing import Any
 
 from fairstream import Auto, ServerConfig, StreamTrace
 from fairstream._dispatch._job import Job
-from fairstream._dispatch._policies import Policy
+from fairstream._dispatch._policy import Policy
 from fairstream._dispatch._queue import FairQueue
 from fairstream.sim import SimRequest, simulate
 

@@ -14,8 +14,8 @@ import random
 from fairstream import Auto, StreamTrace
 from fairstream._detect import BatchingReport
 from fairstream._dispatch._job import Job
-from fairstream._dispatch._policies import Fixed
 from fairstream._dispatch._queue import FairQueue
+from fairstream._dispatch.policies._fixed import Fixed
 from fairstream._trace import Usage
 from fairstream.server import ServerConfig
 from fairstream.sim import SimRequest, SimRun, simulate

@@ -8,7 +8,7 @@ import statistics
 from fairstream import Auto, Fixed, ServerConfig
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
-from fairstream._dispatch._tail import critical_first
+from fairstream._dispatch.policies._tail import critical_first
 from fairstream.sim import simulate
 
 from .test_policies_vtime import e2e_p50, open_loop

@@ -7,7 +7,7 @@ a B=16 server (a burst of 160).
 
 from __future__ import annotations
 
-from fairstream._dispatch._batches import Batches
+from fairstream._dispatch.policies.auto._batches import Batches
 
 
 def _batch(members: int, ended_early: int) -> Batches:

@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from fairstream import Auto, Dispatcher, Fixed, Recorder, StreamClient, StreamTrace
-from fairstream._dispatch._policies import Policy
-from fairstream._dispatch._slo import SloCap
+from fairstream._dispatch._policy import Policy
+from fairstream._dispatch.policies.auto._slo import SloCap
 from tests.conftest import REAL_STEP, ServerFactory
 
 

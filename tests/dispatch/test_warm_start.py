@@ -10,7 +10,7 @@ import pytest
 
 import fairstream
 from fairstream import Auto, Dispatcher, Recorder, StreamClient, StreamTrace, analyze, load_jsonl
-from fairstream._dispatch._tail import most_running
+from fairstream._dispatch.policies._tail import most_running
 from tests.conftest import ServerFactory
 
 MSG = [{"role": "user", "content": "hi"}]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from fairstream._dispatch._shared import SharedSlots
+from fairstream._dispatch.shared._slots import SharedSlots
 
 from .conftest import RedisServer
 

@@ -14,7 +14,7 @@ import anyio
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from fairstream._dispatch._shared import SharedSlots
+from fairstream._dispatch.shared._slots import SharedSlots
 
 from .conftest import RedisServer
 

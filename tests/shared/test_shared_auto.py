@@ -15,9 +15,9 @@ import redis as redis_lib
 
 from fairstream import Dispatcher, ReferenceServer, ServerConfig
 from fairstream._dispatch._job import Job
-from fairstream._dispatch._leader import Samples
-from fairstream._dispatch._lua import keys
-from fairstream._dispatch._shared import SharedSlots
+from fairstream._dispatch.shared._leader import Samples
+from fairstream._dispatch.shared._lua import keys
+from fairstream._dispatch.shared._slots import SharedSlots
 
 from .conftest import RedisServer
 from .test_shared_slots import WORKER, _worker

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from fairstream import Dispatcher, ReferenceServer, ServerConfig, StreamClient
-from fairstream._dispatch._breaker import CoordinatorDown
-from fairstream._dispatch._shared import SharedSlots
+from fairstream._dispatch.shared._breaker import CoordinatorDown
+from fairstream._dispatch.shared._slots import SharedSlots
 
 from .conftest import RedisServer
 

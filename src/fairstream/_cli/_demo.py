@@ -23,7 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .._detect import analyze, ascii_timeline, print_report
-from .._dispatch._auto import Auto
+from .._dispatch.policies.auto._auto import Auto
 from .._logline import LOG_DATEFMT, Lang, format_line
 from .._trace import StreamTrace
 from ..server import ServerConfig

@@ -15,7 +15,7 @@ from ._queue import FairQueue
 if TYPE_CHECKING:
     from .._trace import StreamTrace
     from ._job import Job
-    from ._policies import Policy
+    from ._policy import Policy
 
 __all__ = ["Admission"]
 

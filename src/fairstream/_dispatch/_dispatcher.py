@@ -38,8 +38,8 @@ from ._failures import is_overload, is_retryable, retry_after
 from ._job import Job, JobListener
 from ._lag import LoopLag
 from ._names import make_policy
-from ._policies import Policy
-from ._pool import SharedPool, local_policy
+from ._policy import Policy
+from .shared._pool import SharedPool, local_policy
 
 __all__ = ["Dispatcher"]
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from ._auto import Auto
-from ._gradient import Gradient
-from ._policies import AIMD, Fixed, Policy, Serial, Waves
+from ._policy import Policy
+from .policies._fixed import AIMD, Fixed, Serial
+from .policies._gradient import Gradient
+from .policies._waves import Waves
+from .policies.auto._auto import Auto
 
 __all__ = ["make_policy"]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from .._detect import BatchingReport, analyze
-from .._dispatch._tail import most_running
+from .._dispatch.policies._tail import most_running
 from ..server import ServerConfig
 from ..sim import SimRequest, SimRun, simulate
 

@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from ..._dispatch._dispatcher import Dispatcher
-from ..._dispatch._policies import Policy
+from ..._dispatch._policy import Policy
 from ..._errors import FairstreamError
 from ..._instrument._http import StreamClient
 from ..._recorder import Recorder

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 
+from ..._queue import FairQueue, _length
 from ._batches import band_size
-from ._queue import FairQueue, _length
 
 __all__ = ["FirstWave"]
 

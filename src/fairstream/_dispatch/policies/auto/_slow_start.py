@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .._trace import StreamTrace
+    from ...._trace import StreamTrace
 
 __all__ = ["SlowStart"]
 

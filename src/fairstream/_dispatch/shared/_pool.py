@@ -17,15 +17,17 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ._auto import Auto
+from .._policy import Policy
+from ..policies._fixed import Fixed
+from ..policies._waves import Waves
+from ..policies.auto._auto import Auto
 from ._breaker import CoordinatorDown
 from ._leader import Leader, Samples
-from ._policies import Fixed, Policy, Waves
-from ._shared import SharedSlots
+from ._slots import SharedSlots
 
 if TYPE_CHECKING:
-    from .._trace import StreamTrace
-    from ._job import Job
+    from ..._trace import StreamTrace
+    from .._job import Job
 
 __all__ = ["SharedPool", "local_policy"]
 

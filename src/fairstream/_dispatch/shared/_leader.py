@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from .._trace import StreamTrace
+from ..._trace import StreamTrace
+from .._job import Job
 from ._breaker import CoordinatorDown
-from ._job import Job
 
 if TYPE_CHECKING:
-    from ._policies import Policy
-    from ._shared import SharedSlots
+    from .._policy import Policy
+    from ._slots import SharedSlots
 
 __all__ = ["Leader", "Samples"]
 

@@ -12,10 +12,10 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Literal
 
-from .._detect import BatchingReport, analyze
+from ...._detect import BatchingReport, analyze
 
 if TYPE_CHECKING:
-    from .._trace import StreamTrace
+    from ...._trace import StreamTrace
     from ._refills import Refills
 
 __all__ = ["Deciding", "Kind"]

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._job import Job
-    from ._queue import FairQueue
+    from ..._job import Job
+    from ..._queue import FairQueue
 
 __all__ = ["Batches", "band_size", "take_band"]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import anyio
 
-from .._errors import require
+from ..._errors import require
 from . import _lua
 from ._batcher import Batcher
 from ._breaker import Breaker, CoordinatorDown

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from ._batches import Batches, take_band
 
 if TYPE_CHECKING:
-    from .._trace import StreamTrace
-    from ._job import Job
-    from ._queue import FairQueue
+    from ...._trace import StreamTrace
+    from ..._job import Job
+    from ..._queue import FairQueue
 
 __all__ = ["JustInTime"]
 

@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .._trace import StreamTrace
-    from ._job import Job
-    from ._queue import FairQueue
+    from ..._trace import StreamTrace
+    from .._job import Job
+    from .._queue import FairQueue
 
 __all__ = ["critical_first", "most_running"]
 

@@ -22,12 +22,12 @@ import statistics
 from collections import deque
 from typing import TYPE_CHECKING
 
-from ._policies import Policy
-from ._queue import FairQueue, Order
+from .._policy import Policy
+from .._queue import FairQueue, Order
 
 if TYPE_CHECKING:
-    from .._trace import StreamTrace
-    from ._job import Job
+    from ..._trace import StreamTrace
+    from .._job import Job
 
 __all__ = ["Gradient"]
 

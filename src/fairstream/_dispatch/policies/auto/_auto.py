@@ -32,22 +32,22 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .._detect import BatchingReport
+from ...._detect import BatchingReport
+from ..._policy import Policy
+from ..._queue import FairQueue, Order
+from .._tail import critical_first, most_running
 from ._batches import Batches, take_band
 from ._deciding import Deciding, Kind
 from ._handover import Handover
 from ._just_in_time import JustInTime
-from ._policies import Policy
-from ._queue import FairQueue, Order
 from ._refills import Refills
 from ._slo import SloCap
 from ._slow_start import SlowStart
-from ._tail import critical_first, most_running
 from ._wave import FirstWave
 
 if TYPE_CHECKING:
-    from .._trace import StreamTrace
-    from ._job import Job
+    from ...._trace import StreamTrace
+    from ..._job import Job
 
 __all__ = ["Auto"]
 

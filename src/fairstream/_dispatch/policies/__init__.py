@@ -1,0 +1,1 @@
+"""The admission policies: fixed limits, ``aimd``, ``waves``, ``gradient`` and ``auto``."""

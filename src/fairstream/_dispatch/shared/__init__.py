@@ -1,0 +1,1 @@
+"""One pool shared by many processes over Redis: leases, Lua, the leader, outages."""
