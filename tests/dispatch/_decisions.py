@@ -59,27 +59,23 @@ class Recording(Policy):
         self._line("overload", None, now)
 
     def _line(self, event: str, job: Job | None, now: float) -> None:
-        a = self.auto
+        a, s = self.auto, self.auto.situation
         rid = job.payload.rid if job is not None else "-"
         why = "; ".join(a.changes[self._changes :])
         self._changes = len(a.changes)
         self.lines.append(
             f"{now:9.4f} {event:<8} {rid:<5} {state_name(a):<22} limit={a.limit():<3} "
-            f"offer={a._offer:<3} peak={a.peak:<3} probe={a._probe} wave={a.first_wave} "
+            f"offer={s.offer:<3} peak={s.peak:<3} probe={s.probe} wave={a.first_wave} "
             f"batches={a.batches}" + (f" | {why}" if why else "")
         )
 
 
 def state_name(auto: Auto) -> str:
     """The state ``auto`` is in, with slow start's ramp shown as ``+ramp``."""
-    if auto.kind == "unknown":
-        name = "probing" if auto.slow_start else "fallback"
-    elif auto.kind == "static":
-        b = auto.batch_size
-        name = f"static(B={b}{'' if auto.batch_exact else '+'})"
-    else:
-        name = auto.kind
-    return name + ("+ramp" if auto.slow_start and auto.kind != "unknown" else "")
+    name, s = auto.state.name, auto.situation
+    if name == "static":
+        name = f"static(B={s.batch_size}{'' if s.batch_exact else '+'})"
+    return name + ("+ramp" if s.slow_start and auto.state.name != "probing" else "")
 
 
 class Restarted:

@@ -16,6 +16,8 @@ from fairstream._detect import BatchingReport
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
 from fairstream._dispatch.policies._fixed import Fixed
+from fairstream._dispatch.policies.auto._state import REFILLED
+from fairstream._dispatch.policies.auto._verdict import static_size
 from fairstream._trace import Usage
 from fairstream.server import ServerConfig
 from fairstream.sim import SimRequest, SimRun, simulate
@@ -75,8 +77,8 @@ def test_a_full_server_of_unknown_kind_gets_the_next_band_2_steps_before_its_end
     sent = auto.admit(queue, 9, wake)
     assert [j.expected_tokens for j in sent] == [128] * 7  # 8 slots, one short already waits
     # a full batch ran while a request sent with it waited: a static verdict's B is exact
-    assert auto._static_size(BatchingReport("static", 0.9, batch_size=8)) == (8, True)
-    assert auto._static_size(BatchingReport("static", 0.9, batch_size=16)) == (16, False)
+    assert static_size(BatchingReport("static", 0.9, batch_size=8), auto.situation) == (8, True)
+    assert static_size(BatchingReport("static", 0.9, batch_size=16), auto.situation) == (16, False)
 
 
 def test_auto_leaves_no_band_waiting_inside_an_8_slot_server() -> None:
@@ -111,5 +113,5 @@ def test_slow_start_resumed_on_a_continuous_server_starts_from_the_peak() -> Non
         auto.on_done(job, T0 + 11 * STEP, [_trace(job, T0 + 3 * STEP, 8)])
     auto.on_first_token(wave[8], T0 + 12 * STEP)  # 1 running, the peak 8
     assert not auto.slow_start
-    auto._become("continuous", "requests started while earlier ones still ran")
+    auto._move(REFILLED, "requests started while earlier ones still ran")
     assert auto.slow_start and auto.limit() <= auto.peak + 2

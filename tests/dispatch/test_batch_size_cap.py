@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fairstream import Auto, BatchingReport
 from fairstream._dispatch._job import Job
+from fairstream._dispatch.policies.auto._verdict import static_size
 
 STEP = 0.010
 
@@ -31,15 +32,15 @@ def _static(size: int, exact: bool) -> BatchingReport:
 
 def test_an_exact_b_above_what_ever_ran_at_once_is_a_lower_bound_at_that() -> None:
     auto = _eight_ran_at_once()
-    assert auto._static_size(_static(12, True)) == (8, False)
+    assert static_size(_static(12, True), auto.situation) == (8, False)
 
 
 def test_an_exact_b_within_it_stays_exact() -> None:
     auto = _eight_ran_at_once()
-    assert auto._static_size(_static(8, True)) == (8, True)
-    assert auto._static_size(_static(6, True)) == (6, True)
+    assert static_size(_static(8, True), auto.situation) == (8, True)
+    assert static_size(_static(6, True), auto.situation) == (6, True)
 
 
 def test_a_lower_bound_is_left_to_exploring() -> None:
     auto = _eight_ran_at_once()
-    assert auto._static_size(_static(12, False)) == (12, False)
+    assert static_size(_static(12, False), auto.situation) == (12, False)

@@ -26,7 +26,7 @@ def _late_start(stall: float) -> Auto:
     ``stall`` seconds meanwhile."""
     auto = Auto()
     running = _at_peak(auto, FairQueue(), arrived=0.0)
-    auto._probe = 1
+    auto.situation.probe = 1
     sent = T0 + 20 * STEP
     job = Job(expected_tokens=50, enqueued=0.0)
     auto.on_send(job, sent)
@@ -39,12 +39,14 @@ def _late_start(stall: float) -> Auto:
 
 def test_a_first_token_late_by_our_own_stall_is_no_slot_wait() -> None:
     auto = _late_start(stall=7 * STEP)  # 8 steps, 7 of them our loop's: found its slot at once
-    assert auto._probe == 1 and auto._misses == 0 and auto.peak == 8
+    assert auto.situation.probe == 1 and auto.situation.misses == 0 and auto.peak == 8
 
 
 def test_a_first_token_as_late_without_a_stall_is_a_slot_wait() -> None:
     auto = _late_start(stall=0.0)
-    assert auto._probe == 0 and auto._misses == 1  # the server is full: probe again later
+    assert (
+        auto.situation.probe == 0 and auto.situation.misses == 1
+    )  # the server is full: probe again later
     assert auto.peak == 8  # (8 running: no fewer slots than that)
 
 

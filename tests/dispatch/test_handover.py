@@ -13,6 +13,7 @@ import pytest
 from fairstream import Auto
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
+from tests.dispatch._situate import situate
 
 STEP = 0.01  # seconds
 T0 = 1.0  # the 8 running requests' first tokens
@@ -21,9 +22,9 @@ T0 = 1.0  # the 8 running requests' first tokens
 def _at_peak(auto: Auto, queue: FairQueue, arrived: float) -> list[Job]:
     """A continuous 8-slot server running 8 requests (first tokens at T0, lengths 10..80 steps,
     so the first slot is due at T0 + 10 steps); 4 more queued, the last arrived at ``arrived``."""
-    auto.kind, auto.slow_start, auto.peak = "continuous", False, 8
-    auto._tpots.extend([STEP] * 4)  # the step, as finished streams showed it
-    auto._fastest[17] = 2 * STEP  # the quickest first token: 2 steps
+    s = situate(auto, "continuous", slow_start=False, peak=8)
+    s.tpots.extend([STEP] * 4)  # the step, as finished streams showed it
+    s.fastest[17] = 2 * STEP  # the quickest first token: 2 steps
     running = [Job(expected_tokens=10 * (i + 1), enqueued=0.0) for i in range(8)]
     for job in running:
         auto.on_send(job, T0 - 2 * STEP)
@@ -58,8 +59,8 @@ def test_a_handovers_first_token_is_timed_from_its_slots_due_time(after: float) 
     auto.on_send(handed, due - STEP)
     auto.on_done(running[0], due, [])
     auto.on_first_token(handed, due + after * STEP)
-    assert auto._quickest == pytest.approx(2 * STEP)
-    assert auto._probe == 1 and auto.peak == 8
+    assert auto.situation.quickest == pytest.approx(2 * STEP)
+    assert auto.situation.probe == 1 and auto.peak == 8
 
 
 def test_no_handover_when_turned_off() -> None:
@@ -91,9 +92,9 @@ def _late_start(overtaken: bool) -> Auto:
     10 steps late, after the first 15 shorts ended (a probe of one above the peak, as a warm
     start's)."""
     auto = Auto()
-    auto.kind, auto.slow_start, auto.peak, auto._probe = "continuous", False, 16, 1
-    auto._tpots.extend([STEP] * 4)
-    auto._fastest[17] = 2 * STEP
+    s = situate(auto, "continuous", slow_start=False, peak=16, probe=1)
+    s.tpots.extend([STEP] * 4)
+    s.fastest[17] = 2 * STEP
     shorts = [Job(expected_tokens=8, enqueued=0.0) for _ in range(16)]
     for job in shorts:
         auto.on_send(job, 0.0)

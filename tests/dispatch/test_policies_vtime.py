@@ -12,7 +12,9 @@ import pytest
 from fairstream import AIMD, Auto, Fixed, Gradient, Serial, ServerConfig, StreamTrace, Waves
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
+from fairstream._dispatch.policies.auto._state import REFILLED
 from fairstream.sim import SimRequest, SimRun, simulate
+from tests.dispatch._situate import situate
 
 STATIC = ServerConfig(mode="static", batch_size=8, release="batch_end")
 CONTINUOUS = ServerConfig(mode="continuous", max_num_seqs=32)
@@ -355,7 +357,7 @@ def test_a_cold_burst_sends_its_short_band_at_once_and_holds_the_long_ones() -> 
     assert len(first(Auto())) == Auto().first_wave > Auto().start
     assert len(first(Auto(ttft_slo=0.1))) == Auto().start
     warm = Auto()
-    warm.kind = "continuous"
+    situate(warm, "continuous")
     assert len(first(warm)) < 21
     lengths = [8] * 20  # no long class: no wave
     assert len(first(Auto())) == Auto().start
@@ -411,7 +413,7 @@ def test_a_chunked_continuous_server_shows_all_its_slots() -> None:
     from fairstream._trace import Usage
 
     auto, step = Auto(), 0.01
-    auto.kind = "continuous"
+    situate(auto, "continuous")
     done = []
     for i in range(4):  # finished streams of 3 tokens a chunk teach the chunk size
         job = Job(expected_tokens=12)
@@ -430,7 +432,7 @@ def test_a_chunked_continuous_server_shows_all_its_slots() -> None:
     auto.on_send(short, 0.2)
     auto.on_first_token(short, 0.22)
     auto.on_done(short, 0.22, [])
-    assert not auto._late(0.05, 2)  # a 12-token answer's first chunk is not late
+    assert not auto.situation.late(0.05, 2)  # a 12-token answer's first chunk is not late
     jobs = [Job(expected_tokens=12) for _ in range(16)]
     for k, job in enumerate(jobs):
         auto.on_send(job, 0.3 + 0.001 * k)
@@ -465,12 +467,12 @@ def test_a_slow_start_resumed_at_the_peak_probes_for_a_slot_more() -> None:
     for its first token, and grows only on a start above the peak, so with requests churning
     none came: it ran 15 of 16 slots for the whole burst. It probes for a slot more instead."""
     auto = Auto()
-    auto.slow_start, auto._below_peak, auto.peak, auto._offer = False, True, 15, 15
+    situate(auto, "fallback", slow_start=False, below_peak=True, peak=15, offer=15)
     jobs = [Job(expected_tokens=40) for _ in range(15)]
     for job in jobs:
         auto.on_send(job, 0.0)
         auto.on_first_token(job, 0.05)
-    auto._become("continuous", "requests started while earlier ones still ran")
+    auto._move(REFILLED, "requests started while earlier ones still ran")
     for job in jobs[:3]:  # three end, three more go and wait for their first token
         auto.on_done(job, 0.3, [])
         auto.on_send(Job(expected_tokens=40), 0.3)

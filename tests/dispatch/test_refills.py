@@ -40,7 +40,7 @@ def test_a_start_a_few_ms_before_the_last_end_is_no_refill() -> None:
     """The swap a busy client's (or another process's) stamps make on a static server."""
     auto = Auto()
     _batches(auto, overlap=0.004)
-    assert auto._refills.count == 0
+    assert auto.situation.refills.count == 0
     assert auto.kind != "continuous", auto.changes
 
 
@@ -48,5 +48,5 @@ def test_a_start_well_before_earlier_ones_end_is_a_refill() -> None:
     """Requests that start while the batch before still has steps to run: continuous."""
     auto = Auto()
     _batches(auto, overlap=0.05)
-    assert auto._refills.count >= 2
+    assert auto.situation.refills.count >= 2
     assert auto.kind == "continuous", auto.changes

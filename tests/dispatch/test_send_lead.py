@@ -17,6 +17,8 @@ import pytest
 from fairstream import Auto, StreamTrace
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
+from fairstream._dispatch.policies.auto._static import next_batch_due
+from tests.dispatch._situate import situate
 
 STEP = 0.010
 T0 = 5.0
@@ -27,8 +29,8 @@ def _static_batch_running(wire: list[float]) -> Auto:
     """A static B=8 server running a batch of 8 requests of ``LENGTH`` tokens, first tokens at
     T0; earlier requests reached the wire ``wire`` seconds after their admission."""
     auto = Auto()
-    auto.kind, auto.slow_start, auto.batch_size, auto.batch_exact = "static", False, 8, True
-    auto._tpots.extend([STEP] * 8)
+    s = situate(auto, "static", slow_start=False, batch_size=8, batch_exact=True)
+    s.tpots.extend([STEP] * 8)
     for i, delay in enumerate(wire):
         done = Job(expected_tokens=1, enqueued=0.0)
         done.sent = 1.0 + i
@@ -44,7 +46,7 @@ def _static_batch_running(wire: list[float]) -> Auto:
 
 def test_what_our_client_takes_to_send_is_measured_per_request() -> None:
     auto = _static_batch_running([0.003 * k for k in range(10)])
-    assert auto._send_lead() == pytest.approx(0.024)
+    assert auto.situation.send_lead() == pytest.approx(0.024)
 
 
 def _due_with_queued(auto: Auto, queued: int) -> float | None:
@@ -53,7 +55,7 @@ def _due_with_queued(auto: Auto, queued: int) -> float | None:
     for _ in range(queued):
         queue.push(Job(expected_tokens=LENGTH, enqueued=T0))
     assert auto.admit(queue, 8, T0 + STEP) == []  # the running batch is far from its end
-    return auto._due()
+    return next_batch_due(auto.situation)
 
 
 @pytest.mark.parametrize("queued", [8, 20])

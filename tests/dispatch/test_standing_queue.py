@@ -13,6 +13,7 @@ import pytest
 
 from fairstream import Auto
 from fairstream._dispatch._job import Job
+from tests.dispatch._situate import situate
 
 STEP = 0.01
 T0 = 1.0
@@ -22,9 +23,9 @@ def _one_too_many(ttft_steps: float) -> Auto:
     """8 slots, ``auto`` believing 9: 8 run (first tokens at T0, the quickest 2 steps); a 9th
     sent at T0 + 5 steps starts ``ttft_steps`` after its send, a step after a slot freed."""
     auto = Auto(handover=0)
-    auto.kind, auto.slow_start, auto.peak = "continuous", False, 9
-    auto._tpots.extend([STEP] * 4)
-    auto._fastest[17] = 2 * STEP
+    s = situate(auto, "continuous", slow_start=False, peak=9)
+    s.tpots.extend([STEP] * 4)
+    s.fastest[17] = 2 * STEP
     running = [Job(expected_tokens=40, enqueued=0.0) for _ in range(8)]
     for job in running:
         auto.on_send(job, T0 - 2 * STEP)

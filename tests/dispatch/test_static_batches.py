@@ -13,6 +13,7 @@ from fairstream import Auto, StreamTrace
 from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
 from fairstream._trace import Usage
+from tests.dispatch._situate import situate
 
 B = 16
 STEP = 0.01  # seconds; the quickest first token is 5 steps
@@ -20,8 +21,7 @@ STEP = 0.01  # seconds; the quickest first token is 5 steps
 
 def _static_lower_bound(b: int = B, exact: bool = False) -> Auto:
     auto = Auto()
-    auto.kind, auto.batch_size, auto.batch_exact = "static", b, exact
-    auto.slow_start = False
+    situate(auto, "static", batch_size=b, batch_exact=exact, slow_start=False)
     return auto
 
 
@@ -127,10 +127,10 @@ def test_an_explored_batch_goes_8_steps_early_when_the_running_one_ends_together
     run on a full continuous server; 8 steps early, a continuous server with free slots still
     starts it at once (a refill), and a full one keeps it 8 steps."""
     together, due = _due_with(0, [128] * B)
-    together._batches.explore = True
+    together.situation.batches.explore = True
     assert together.limit() == B  # not at once
     early = together.next_wakeup(1.1)
     assert early is not None and abs(early - (due - 6 * STEP)) < STEP / 10  # 8 steps, not 2
     spread, _ = _due_with(0, [64, 128] * (B // 2))
-    spread._batches.explore = True
+    spread.situation.batches.explore = True
     assert spread.limit() == 2 * B  # at once: a refill shows at the first end

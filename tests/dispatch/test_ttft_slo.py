@@ -11,6 +11,7 @@ from fairstream import Auto, Dispatcher, Fixed, Recorder, StreamClient, StreamTr
 from fairstream._dispatch._policy import Policy
 from fairstream._dispatch.policies.auto._slo import SloCap
 from tests.conftest import REAL_STEP, ServerFactory
+from tests.dispatch._situate import situate
 
 
 def test_the_slo_must_be_a_positive_time() -> None:
@@ -38,10 +39,11 @@ def test_the_cap_falls_on_repeated_misses_and_grows_back_on_hits() -> None:
 def test_a_static_server_is_never_capped() -> None:
     """A static server's first tokens wait for its batch: no cap on concurrency helps that."""
     auto = Auto(ttft_slo=0.001)
-    auto._slo.value = 3.0  # type: ignore[union-attr]
-    auto.kind, auto.slow_start, auto.peak = "continuous", False, 10
+    assert auto.slo is not None
+    auto.slo.value = 3.0
+    situate(auto, "continuous", slow_start=False, peak=10)
     assert auto.limit() == 3  # the 10 slots it proved, capped
-    auto.kind, auto.batch_size, auto.batch_exact = "static", 8, True
+    situate(auto, "static", batch_size=8, batch_exact=True)
     assert auto.limit() == 8  # the next batch
 
 
@@ -85,5 +87,5 @@ async def test_a_ttft_slo_keeps_first_tokens_prompt_on_a_prefill_heavy_server(
     def within(traces: list[StreamTrace]) -> float:
         return sum(1 for t in traces if t.ttft is not None and t.ttft <= slo) / len(traces)
 
-    assert policy._slo is not None and policy._slo.value < float("inf")  # it did cut
+    assert policy.slo is not None and policy.slo.value < float("inf")  # it did cut
     assert within(capped) >= within(full) + 0.25, (within(capped), within(full))

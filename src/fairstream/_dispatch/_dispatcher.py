@@ -12,7 +12,7 @@ Rule 2: 429/503 pause admission for Retry-After; a failed attempt is retried (te
 Rule 3: decisions run one loop turn after the event that triggered them, so requests
         submitted together are queued together and can be ordered before any is sent.
 Rule 4: with ``coordinator=`` (a Redis URL) and ``pool=``, an admitted job also holds a lease
-        of the shared pool (``_pool.py``): the limit is the pool's, across processes.
+        of the shared pool (``shared/_pool.py``): the limit is the pool's, across processes.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .._trace import StreamTrace
 from ._core import Admission
 from ._early import EarlyRelease
 from ._failures import is_overload, is_retryable, retry_after
-from ._job import Job, JobListener
+from ._job import Job
 from ._lag import LoopLag
 from ._names import make_policy
 from ._policy import Policy
@@ -48,7 +48,7 @@ State = Literal["unopened", "open", "closed"]
 log = logging.getLogger("fairstream.dispatch")
 
 
-class Dispatcher(EarlyRelease, JobListener):
+class Dispatcher:
     """Sizes, staggers and groups concurrent requests to how the server batches."""
 
     def __init__(
@@ -89,6 +89,7 @@ class Dispatcher(EarlyRelease, JobListener):
         self._running: dict[int, anyio.CancelScope] = {}  # submitted functions now running
         self._described = ""
         self._idle = anyio.Event()
+        self._early = EarlyRelease(self._acquire, self._failed, self._release)
 
     # -- lifecycle -------------------------------------------------------------------------
     @property
@@ -115,6 +116,7 @@ class Dispatcher(EarlyRelease, JobListener):
         self._stop_shared = anyio.CancelScope()
         self._stop_lag = anyio.CancelScope()
         await self._tg.__aenter__()
+        self._early._tg = self._tg
         self._state = "open"
         self._tg.start_soon(self._decide_loop)
         if self._measure_lag:
@@ -336,6 +338,46 @@ class Dispatcher(EarlyRelease, JobListener):
                 raise
             raise first from group
         return results
+
+    async def astream(
+        self,
+        llm: Any,
+        messages: Any,
+        *,
+        expected_tokens: float | None = None,
+        key: Any = None,
+        label: str | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[Any]:
+        """``llm.astream(messages, **kwargs)`` through the dispatcher (LangChain models).
+
+        Early release: the chunk carrying ``finish_reason`` is the last one the caller sees;
+        the rest of the stream (usage, ``[DONE]``) is read and closed in the background.
+        """
+        stream = self._early.astream(
+            llm, messages, expected_tokens=expected_tokens, key=key, label=label, **kwargs
+        )
+        async with contextlib.aclosing(stream):
+            async for chunk in stream:
+                yield chunk
+
+    async def stream(
+        self,
+        client: Any,
+        *,
+        expected_tokens: float | None = None,
+        key: Any = None,
+        label: str | None = None,
+        **create: Any,
+    ) -> AsyncIterator[Any]:
+        """``client.chat.completions.create(stream=True, **create)`` through the dispatcher
+        (an ``AsyncOpenAI`` client, instrumented or not), with early release."""
+        stream = self._early.stream(
+            client, expected_tokens=expected_tokens, key=key, label=label, **create
+        )
+        async with contextlib.aclosing(stream):
+            async for chunk in stream:
+                yield chunk
 
     async def _acquire_for_trace(self, expected_tokens: Any, label: str | None) -> Job:
         """A slot for one routed SDK call; released when that call's trace finishes."""

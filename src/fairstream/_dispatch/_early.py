@@ -1,11 +1,14 @@
 """Early release for streamed calls: the caller's loop ends at the finish chunk, and the rest
-of the stream (usage, ``[DONE]``) is read and closed in the dispatcher's background."""
+of the stream (usage, ``[DONE]``) is read and closed in the dispatcher's background.
+
+:class:`EarlyRelease` is what ``Dispatcher.astream`` and ``Dispatcher.stream`` delegate to; it
+gets the dispatcher's slot machinery as three functions and its task group when opened."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -20,12 +23,16 @@ log = logging.getLogger("fairstream.dispatch")
 
 
 class EarlyRelease:
-    """``astream`` and ``stream`` of :class:`Dispatcher` (a mixin on its slot machinery)."""
+    """``astream`` and ``stream`` of :class:`Dispatcher`, on its slot machinery."""
 
-    _tg: anyio.abc.TaskGroup | None
-    _acquire: Callable[[float | None, Any, str | None], Awaitable[Job]]
-    _failed: Callable[[Job, BaseException], None]
-    _release: Callable[[Job], None]
+    def __init__(
+        self,
+        acquire: Callable[[float | None, Any, str | None], Awaitable[Job]],
+        failed: Callable[[Job, BaseException], None],
+        release: Callable[[Job], None],
+    ) -> None:
+        self._acquire, self._failed, self._release = acquire, failed, release
+        self._tg: anyio.abc.TaskGroup | None = None  # the dispatcher's, while it is open
 
     async def astream(
         self,
@@ -36,7 +43,7 @@ class EarlyRelease:
         key: Any = None,
         label: str | None = None,
         **kwargs: Any,
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         """``llm.astream(messages, **kwargs)`` through the dispatcher (LangChain models).
 
         Early release: the chunk carrying ``finish_reason`` is the last one the caller sees;
@@ -57,7 +64,7 @@ class EarlyRelease:
         key: Any = None,
         label: str | None = None,
         **create: Any,
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         """``client.chat.completions.create(stream=True, **create)`` through the dispatcher
         (an ``AsyncOpenAI`` client, instrumented or not), with early release."""
         if expected_tokens is None:
@@ -79,7 +86,7 @@ class EarlyRelease:
         expected_tokens: float | None,
         key: Any,
         label: str | None,
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         job = await self._acquire(expected_tokens, key, label)
         assert self._tg is not None
         token = CURRENT.set(job)

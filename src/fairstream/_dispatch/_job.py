@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .._trace import StreamTrace
@@ -19,8 +19,8 @@ __all__ = ["Job", "JobListener"]
 _ids = itertools.count(1)
 
 
-class JobListener:
-    """Who hears a job's events (the dispatcher); a no-op by default."""
+class JobListener(Protocol):
+    """Who hears a job's events (the dispatcher)."""
 
     def first_token(self, job: Job, t: float) -> None:  # t: perf_counter seconds
         """The job's request got its first content."""
