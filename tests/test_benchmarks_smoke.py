@@ -61,3 +61,17 @@ def test_demo_rows_smoke(tmp_path: Path) -> None:
     for rows in servers.values():
         assert set(rows) == {"all at once", "sorted at once", "auto cold", "auto warm"}
         assert all(r["makespan"]["median"] > 0 for r in rows.values())
+
+
+def test_first_burst_smoke(tmp_path: Path) -> None:
+    """One run at a twentieth of the pace, 2 processes sharing a pool over a real redis-server:
+    every arm measured in fresh processes, in the results file."""
+    lines = run_benchmark(
+        "first_burst.py", "--runs", "1", "--scale", "0.05", "--processes", "2", results=tmp_path
+    )
+    assert any("cold over warm" in ln for ln in lines), lines
+    arms = results_of(tmp_path, "first_burst")["figures"]["arms"]
+    assert set(arms) == {
+        "naive", "auto cold", "auto warm", "2 processes naive", "2 processes auto"
+    }  # fmt: skip
+    assert all(a["short_p50"] > 0 and a["makespan"] >= a["short_p50"] for a in arms.values())

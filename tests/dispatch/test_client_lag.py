@@ -95,3 +95,17 @@ async def test_only_a_policy_that_reads_the_lag_gets_it_measured() -> None:
         assert d._measure_lag and d._policy.client_lag == d._lag.within
     async with Dispatcher(Fixed(4)) as d:
         assert not d._measure_lag and d._policy.client_lag is no_lag
+
+
+def test_a_stall_as_the_first_wave_goes_is_not_the_servers_first_token_time() -> None:
+    """In a fresh process the openai SDK's first streamed call holds the loop about 0.3 s as
+    the first wave goes: every first token of that wave carries it. The quickest first token,
+    the yardstick of every later "late", is the server's (50 ms here), not 350 ms."""
+    auto = Auto()
+    auto.client_lag = lambda a, b: 0.3 if a <= 0.01 <= b else 0.0
+    wave = [Job(expected_tokens=8, enqueued=0.0) for _ in range(8)]
+    for job in wave:
+        auto.on_send(job, 0.0)
+    for job in wave:
+        auto.on_first_token(job, 0.35)
+    assert abs(auto.situation.quickest - 0.05) < 1e-9

@@ -75,7 +75,7 @@ class Dispatcher:
             )
             self._policy = local_policy(self._policy, shared=True)
         self._admission = Admission(self._policy, max_reorder_wait=max_reorder_wait)
-        self._lag = LoopLag(lambda: self._admission.in_flight > 0)
+        self._lag = LoopLag(lambda: self._admission.in_flight > 0 or len(self._admission.queue) > 0)
         # only for a policy that reads it, and not in a shared pool (its leader judges other
         # processes' requests)
         self._measure_lag = self._shared is None and self._policy.reads_client_lag
@@ -262,6 +262,7 @@ class Dispatcher:
         job = Job(key=key, label=label, expected_tokens=expected_tokens, listener=self)
         admitted = self._admitted[job.jid] = anyio.Event()
         self._admission.enqueue(job, time.perf_counter())
+        self._lag.wake()  # timing from now: the first admitted sends can stall the loop
         self._kick()
         try:
             await admitted.wait()

@@ -1,9 +1,13 @@
-"""How long our own event loop stalled: a short timer's lateness, while requests are in flight.
+"""How long our own event loop stalled: a short timer's lateness, while requests are queued or
+in flight.
 
 A policy that reads "this first token came late, so the server is full" must not count the
 time our own client could not read it: over real HTTP on a busy 2-core client the loop stalls
 for 40-190 ms at a time (reading 64 streams through the openai SDK), and ``auto`` took those
-stalls for slot waits (over real HTTP, a 64-slot server held at 12-21 in flight).
+stalls for slot waits (over real HTTP, a 64-slot server held at 12-21 in flight). The monitor
+starts as soon as a request is queued, so its timer is already running when the first admitted
+requests go: the openai SDK's first streamed call in a fresh process holds the loop about
+0.3 s, and a monitor woken only by that admission started after it and never saw it.
 """
 
 from __future__ import annotations
@@ -48,9 +52,9 @@ class LoopLag:
                 self._stalls.append((t, lag))
 
     def within(self, start: float, end: float) -> float:
-        """The longest stall that overlapped ``[start, end]`` (seconds; 0.0 if none)."""
+        """The longest stall's part inside ``[start, end]`` (seconds; 0.0 if none). A sample
+        started at ``t`` that came ``lag`` late shows the loop stalled over
+        ``[t + interval, t + interval + lag]``."""
         span = self.interval
-        return max(
-            (lag for t, lag in self._stalls if t <= end and t + span + lag >= start),
-            default=0.0,
-        )
+        overlaps = (min(end, t + span + lag) - max(start, t + span) for t, lag in self._stalls)
+        return max(0.0, max(overlaps, default=0.0))

@@ -286,7 +286,9 @@ class Auto(Policy):
         waited = ttft - s.client_lag(began, now)  # not our own loop's stalls (_lag.py)
         k = 17 if length > 16 else math.ceil(length)
         if not handed:  # (its wait for the slot's end is no quickest first token)
-            s.fastest[k] = min(s.fastest.get(k, math.inf), ttft)
+            # our own stalls off: in a fresh process the openai SDK's first streamed call holds
+            # the loop about 0.3 s, which the whole first wave's first tokens would carry
+            s.fastest[k] = min(s.fastest.get(k, math.inf), waited)
         # waited for a slot: late, and it only took the place of one that ended (a wave of
         # sends that all start late but together grew the batch: that was prefill or our
         # own sending, not a full server)
