@@ -187,7 +187,11 @@ class Auto(Policy):
 
     @property
     def bands(self) -> bool:
-        return self.state.name == STATIC
+        """Static, and cold (probing): a shared pool's first grants then go by band too, as a
+        single process's first wave does, so the first process under way does not fill the
+        server's first batch with its long requests before the others' short ones are in line
+        (4 fresh processes on a static B=8 server: short p50 2-7x naive's, bimodal)."""
+        return self.state.name in (STATIC, PROBING)
 
     def step(self) -> float | None:
         """A decode step (median time per output token of recent requests), once known."""
