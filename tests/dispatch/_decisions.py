@@ -122,6 +122,7 @@ def bands(sizes: list[tuple[int, int]]) -> list[SimRequest]:
 
 
 STATIC8 = ServerConfig(mode="static", batch_size=8, release="batch_end")
+STATIC16 = ServerConfig(mode="static", batch_size=16, release="batch_end")
 STATIC4_STREAM = ServerConfig(mode="static", batch_size=4, release="stream")
 CONT16 = ServerConfig(mode="continuous", max_num_seqs=16)
 CONT8 = ServerConfig(mode="continuous", max_num_seqs=8)
@@ -142,6 +143,9 @@ class Scenario:
 SCENARIOS = [
     Scenario("static-B8 burst", STATIC8.build_engine, lambda: burst(32, MIX, 1)),
     Scenario("static-B8 poisson", STATIC8.build_engine, lambda: poisson(40, 3.0, [8, 8, 8, 64], 2)),
+    Scenario(
+        "static-B16 one band of long answers", STATIC16.build_engine, lambda: bands([(40, 96)])
+    ),
     Scenario("static-B4 stream burst", STATIC4_STREAM.build_engine, lambda: burst(24, MIX, 3)),
     Scenario("continuous-16 burst", CONT16.build_engine, lambda: burst(48, MIX, 4)),
     Scenario("continuous-16 poisson", CONT16.build_engine, lambda: poisson(48, 20.0, MIX, 5)),

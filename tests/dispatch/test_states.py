@@ -131,3 +131,15 @@ def test_sequential_sends_the_next_one_as_the_running_one_is_due() -> None:
     assert Sequential().budget(s).wait == 1
     s.sequential_wait = True
     assert Sequential().budget(s) == (1, False)
+
+
+def test_a_burst_of_one_band_of_long_answers_goes_as_one_wave() -> None:
+    """Cold, 12 answers of 96 tokens at once: all of them, or a static server of B=16 runs a
+    first round of 8 and the other 4 as a second batch as long as the first. A band of short
+    answers keeps the ramp (a wave of them costs a prefill-heavy server its first tokens)."""
+    from fairstream._dispatch.policies.auto._wave import FirstWave
+
+    assert FirstWave(16, 0.005).size(_queue(*[96] * 12)) == 12
+    assert FirstWave(16, 0.005).size(_queue(*[96] * 40)) == 16  # the cap
+    assert FirstWave(16, 0.005).size(_queue(*[8] * 12)) is None
+    assert FirstWave(16, 0.005).size(_queue(8, 8, 128)) == 2  # the shortest band, as before
