@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from typing import Any
 
 import pytest
 
@@ -14,6 +13,7 @@ from fairstream._dispatch._job import Job
 from fairstream._dispatch._queue import FairQueue
 from fairstream._dispatch.policies.auto._state import REFILLED
 from fairstream.sim import SimRequest, SimRun, simulate
+from tests.dispatch._decisions import Restarted
 from tests.dispatch._situate import situate
 
 STATIC = ServerConfig(mode="static", batch_size=8, release="batch_end")
@@ -163,33 +163,10 @@ def test_shortest_first_does_not_starve_an_old_long_job() -> None:
     assert q.pop(10.0) is old  # waited past max_reorder_wait: goes first
 
 
-class _Restarted:
-    """A server restarted mid-run with another scheduler: requests sent before ``at`` finish
-    on the old engine, later ones go to the new one."""
-
-    def __init__(self, before: Any, after: Any, at: float) -> None:
-        self.before, self.after, self.at = before, after, at
-        self.stats = after.stats
-
-    def add(self, req: Any, now: float) -> None:
-        (self.before if now < self.at else self.after).add(req, now)
-
-    def abort(self, rid: str, now: float) -> None:
-        self.before.abort(rid, now)
-        self.after.abort(rid, now)
-
-    def next_wakeup(self) -> float | None:
-        times = [t for t in (self.before.next_wakeup(), self.after.next_wakeup()) if t is not None]
-        return min(times) if times else None
-
-    def advance(self, now: float) -> list[Any]:
-        return [*self.before.advance(now), *self.after.advance(now)]
-
-
 def test_auto_notices_a_server_restarted_with_another_scheduler() -> None:
     lengths = random.Random(3).choices([8, 32, 64, 128], k=400)
     jobs = [SimRequest(0.0, output_tokens=n, expected_tokens=n) for n in lengths]
-    engine = _Restarted(STATIC.build_engine(), CONTINUOUS.build_engine(), at=20.0)
+    engine = Restarted(STATIC.build_engine(), CONTINUOUS.build_engine(), at=20.0)
     policy = Auto()
     simulate(engine, jobs, policy)  # type: ignore[arg-type]
     kinds = [c.split(" -> ")[1].split(" ")[1].rstrip(",") for c in policy.changes if " -> " in c]
