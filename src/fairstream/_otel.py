@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ._errors import require
+from ._redact import capture_content
 from ._trace import StreamTrace
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ class OtelSink:
         provider_name: str = "openai",
         spans: bool = False,
         tracer_provider: Any = None,
-        keep_content: bool = False,
+        keep_content: bool | None = None,
     ) -> None:
         try:
             from opentelemetry import metrics
@@ -122,7 +123,7 @@ class OtelSink:
         if spans:
             from ._spans import SpanWriter
 
-            self.spans = SpanWriter(tracer_provider, provider_name, keep_content)
+            self.spans = SpanWriter(tracer_provider, provider_name, capture_content(keep_content))
         self.duration, self.ttfc, self.per_chunk, self.tokens = (
             meter.create_histogram(
                 name, unit=unit, description=text, explicit_bucket_boundaries_advisory=buckets

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from ._builder import TraceBuilder
 from ._errors import LifecycleError
+from ._redact import capture_content
 from ._trace import StreamTrace
 
 __all__ = [
@@ -46,7 +47,9 @@ class Sink(Protocol):
 class Recorder:
     """Collects the traces of any number of concurrent streams on one monotonic clock.
 
-    ``keep`` bounds the traces held in memory (the newest are kept; None keeps all).
+    ``keep`` bounds the traces held in memory (the newest are kept; None keeps all). Answer
+    text is kept only with ``keep_content=True`` (or, when not given, with the OTel GenAI
+    convention's ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true``).
     """
 
     def __init__(
@@ -54,13 +57,13 @@ class Recorder:
         sinks: Iterable[Sink | Callable[[StreamTrace], None]] = (),
         *,
         keep: int | None = 10_000,
-        keep_content: bool = False,
+        keep_content: bool | None = None,
         chunk_debug: bool = False,
     ) -> None:
         self.origin = time.perf_counter()
         self.wall_anchor = time.time()
         self.sinks: list[Callable[[StreamTrace], None]] = list(sinks)
-        self.keep_content = keep_content
+        self.keep_content = capture_content(keep_content)  # off unless asked (_redact.py)
         self.chunk_debug = chunk_debug
         self._traces: deque[StreamTrace] = deque(maxlen=keep)
         self.sink_failures = 0

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
 from typing import Any, Literal
 
+from ._redact import redact_text, redact_url
+
 __all__ = ["SCHEMA", "Outcome", "StreamTrace", "Usage"]
 _TIMES = ("enqueued", "sent", "headers", "first_chunk", "first_content", "last_content",
           "finish_chunk", "end")  # fmt: skip
@@ -67,6 +69,13 @@ class StreamTrace:
     status_code: int | None = None
     wall_anchor: float = 0.0
     content: str | None = None  # only when the user opted in to keeping text
+
+    def __post_init__(self) -> None:
+        # no credentials in anything a trace carries out of the process (_redact.py)
+        if self.base_url is not None:
+            object.__setattr__(self, "base_url", redact_url(self.base_url))
+        if self.error_message is not None:
+            object.__setattr__(self, "error_message", redact_text(self.error_message))
 
     # -- derived metrics (seconds) -------------------------------------------------------
     @property

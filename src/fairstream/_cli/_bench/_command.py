@@ -13,6 +13,7 @@ from rich.console import Console
 from ..._detect import analyze, plot_timeline
 from ..._errors import FairstreamError, MissingExtraError
 from ..._recorder import JsonlSink, Recorder
+from ..._redact import redact_url
 from ._plots import plot_sweep
 from ._results import compare_table, results_json, summary_table
 from ._run import RunResult, run_workload
@@ -112,6 +113,7 @@ def _policy(name: str, concurrency: int | None) -> Any:
 
 def _results(run: RunResult, o: dict[str, Any]) -> dict[str, Any]:
     config = {k: o[k] for k in ("base_url", "model", "n", "concurrency", "rate", "policy")}
+    config["base_url"] = redact_url(config["base_url"])  # no credentials in a results file
     config.update(output_tokens=o["output_tokens"], prompt_tokens=o["prompt_tokens"])
     return results_json(run, slo_ttft=o["slo_ttft"], slo_tpot=o["slo_tpot"], config=config)
 
