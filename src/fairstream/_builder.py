@@ -224,12 +224,15 @@ class TraceBuilder:
         if error is not None and is_cancellation(error):
             outcome = "cancelled"
         o = self.recorder.origin
-        times = tuple(t - o for t in self._times)
+        times = tuple([t - o for t in self._times])  # (a comprehension: no frame per chunk)
         content_idx = [i for i, c in enumerate(self._chars) if c]
         usage = self.usage
         # a content chunk counts one token unless usage on it said how many
         exact = self._exact_tokens
-        tokens = tuple(exact.get(i, 1) if c else 0 for i, c in enumerate(self._chars))
+        if exact:
+            tokens = tuple([exact.get(i, 1) if c else 0 for i, c in enumerate(self._chars)])
+        else:
+            tokens = tuple([1 if c else 0 for c in self._chars])
         counted = sum(tokens)
         if usage is None or usage.completion_tokens is None:
             prompt = usage.prompt_tokens if usage else None

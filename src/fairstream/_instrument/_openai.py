@@ -267,15 +267,17 @@ class InstrumentedStream(_Finishing, _Forward):
         self, stream: Any, builder: TraceBuilder, on_incomplete: OnIncomplete = "raise"
     ) -> None:
         super().__init__(stream, builder, on_incomplete, getattr(stream, "response", None))
+        # the SDK stream's own iterator when it has one: its ``__anext__`` only awaits that,
+        # a coroutine frame per chunk for nothing
+        self._next = getattr(getattr(stream, "_iterator", stream), "__anext__", stream.__anext__)
 
     def __aiter__(self) -> InstrumentedStream:
         return self
 
     async def __anext__(self) -> Any:
         # The hot path: ``_pull`` written out (one frame less per chunk).
-        b = self._builder
         try:
-            chunk = await self._inner.__anext__()
+            chunk = await self._next()
         except StopAsyncIteration:
             await self._ended()
             raise
@@ -283,7 +285,7 @@ class InstrumentedStream(_Finishing, _Forward):
             await self._failed(exc)
             raise
         arrivals = self._arrivals
-        sdk_chunk(b, chunk, arrivals.popleft() if arrivals else None)
+        sdk_chunk(self._builder, chunk, arrivals.popleft() if arrivals else None)
         return chunk
 
     async def close(self) -> None:

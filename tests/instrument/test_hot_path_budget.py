@@ -1,0 +1,100 @@
+"""The instrumentation's per-chunk work, counted (not timed): a guard that cannot flake.
+
+Python and C function calls under ``sys.setprofile``, instrumented minus raw, per chunk of a
+canned openai SDK stream (an in-memory transport replaying the reference server's bytes).
+Two stream lengths cancel what a request costs once; what is left is each chunk's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import pytest
+
+import fairstream
+from fairstream.server._lengths import TokenText
+from fairstream.server._wire import DONE, ChunkFormat
+
+BUDGET = 12  # calls a chunk adds over the raw SDK (11 measured; 15 before it was trimmed)
+SHORT, LONG, REQUESTS = 200, 1200, 4
+
+
+def _transport() -> tuple[Any, Any]:
+    """The SDK's HTTP module (httpx2 under openai 3, httpx under 2) and a replaying client."""
+    try:
+        import httpx2 as http
+    except ImportError:  # openai 2.x
+        import httpx as http
+    fmt, words = ChunkFormat("chat", "c", 0, "m"), TokenText()
+
+    def handler(request: Any) -> Any:
+        n = json.loads(request.content)["max_tokens"]
+
+        async def events() -> Any:
+            yield fmt.role()
+            for i in range(n):
+                yield fmt.content(words.json_word(0, i))
+            yield fmt.finish("length")
+            yield fmt.usage(4, n)
+            yield DONE
+
+        headers = {"content-type": "text/event-stream"}
+        return http.Response(200, headers=headers, content=events())
+
+    return http, http.AsyncClient(transport=http.MockTransport(handler))
+
+
+async def _streams(instrumented: bool, tokens: int) -> None:
+    from openai import AsyncOpenAI
+
+    _, http = _transport()
+    client = AsyncOpenAI(base_url="http://replay.invalid/v1", api_key="k", http_client=http)
+    if instrumented:
+        client = fairstream.instrument(client, recorder=fairstream.Recorder())
+    for _ in range(REQUESTS):
+        stream = await client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "x"}],
+            max_tokens=tokens,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+        async for _chunk in stream:
+            pass
+    await http.aclose()
+
+
+def _calls(instrumented: bool, tokens: int) -> int:
+    n = 0
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal n
+        if event in ("call", "c_call"):
+            n += 1
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(_streams(instrumented, 8))  # imports and caches warmed
+        sys.setprofile(count)
+        try:
+            loop.run_until_complete(_streams(instrumented, tokens))
+        finally:
+            sys.setprofile(None)
+    finally:
+        loop.close()
+    return n
+
+
+def _per_chunk(instrumented: bool) -> float:
+    return (_calls(instrumented, LONG) - _calls(instrumented, SHORT)) / (REQUESTS * (LONG - SHORT))
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_chunk_costs_at_most_the_budget_in_calls() -> None:
+    raw, instrumented = _per_chunk(False), _per_chunk(True)
+    added = instrumented - raw
+    assert raw > 100  # the SDK's own parsing: the count sees real work
+    assert 0 < added <= BUDGET, f"a chunk now adds {added:.2f} calls over the raw SDK's {raw:.0f}"
