@@ -27,9 +27,10 @@ def stamp_response(response: Any) -> deque[float] | None:
     async def aiter_bytes(*args: Any, **kwargs: Any) -> AsyncIterator[bytes]:
         async for data in original(*args, **kwargs):
             n = data.count(b"\ndata:") + data.startswith(b"data:")
-            if n:
-                t = time.perf_counter()
-                arrivals.extend((t,) * n)
+            if n == 1:  # one event per read, as servers send them: no tuple to build
+                arrivals.append(time.perf_counter())
+            elif n:
+                arrivals.extend((time.perf_counter(),) * n)
             yield data
 
     try:
