@@ -28,6 +28,9 @@ class Fallback(State):
     name = FALLBACK
     kind = "unknown"
 
+    def label(self, s: Situation) -> str:
+        return "fallback"  # the kind still unknown: the state says where auto stands
+
     def budget(self, s: Situation) -> Budget:
         run, soon = s.running, due_slots(s)
         if soon is not None:

@@ -23,5 +23,8 @@ class Probing(State):
     name = PROBING
     kind = "unknown"
 
+    def label(self, s: Situation) -> str:
+        return "probing"  # the kind still unknown: the state says where auto stands
+
     def budget(self, s: Situation) -> Budget:
         return Budget(max(0, s.offer - s.running))
