@@ -1,8 +1,9 @@
 """The instrumentation's per-chunk work, counted (not timed): a guard that cannot flake.
 
 Python and C function calls under ``sys.setprofile``, instrumented minus raw, per chunk of a
-canned openai SDK stream (an in-memory transport replaying the reference server's bytes).
-Two stream lengths cancel what a request costs once; what is left is each chunk's.
+canned stream (an in-memory transport replaying the reference server's bytes), through the
+openai SDK and through LangChain's ChatOpenAI. Two stream lengths cancel what a request costs
+once; what is left is each chunk's.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def _transport() -> tuple[Any, Any]:
     fmt, words = ChunkFormat("chat", "c", 0, "m"), TokenText()
 
     def handler(request: Any) -> Any:
-        n = json.loads(request.content)["max_tokens"]
+        body = json.loads(request.content)
+        n = body.get("max_completion_tokens") or body["max_tokens"]
 
         async def events() -> Any:
             yield fmt.role()
@@ -47,27 +49,44 @@ def _transport() -> tuple[Any, Any]:
     return http, http.AsyncClient(transport=http.MockTransport(handler))
 
 
-async def _streams(instrumented: bool, tokens: int) -> None:
-    from openai import AsyncOpenAI
-
+async def _streams(family: str, instrumented: bool, tokens: int) -> None:
     _, http = _transport()
-    client = AsyncOpenAI(base_url="http://replay.invalid/v1", api_key="k", http_client=http)
+    if family == "openai":
+        from openai import AsyncOpenAI
+
+        client: Any = AsyncOpenAI(
+            base_url="http://replay.invalid/v1", api_key="k", http_client=http
+        )
+    else:
+        from langchain_openai import ChatOpenAI
+
+        client = ChatOpenAI(
+            model="m",
+            base_url="http://replay.invalid/v1",
+            api_key="k",  # type: ignore[arg-type]
+            stream_usage=True,  # type: ignore[arg-type]
+            http_async_client=http,
+        )
     if instrumented:
         client = fairstream.instrument(client, recorder=fairstream.Recorder())
     for _ in range(REQUESTS):
-        stream = await client.chat.completions.create(
-            model="m",
-            messages=[{"role": "user", "content": "x"}],
-            max_tokens=tokens,
-            stream=True,
-            stream_options={"include_usage": True},
-        )
-        async for _chunk in stream:
-            pass
+        if family == "openai":
+            stream = await client.chat.completions.create(
+                model="m",
+                messages=[{"role": "user", "content": "x"}],
+                max_tokens=tokens,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            async for _chunk in stream:
+                pass
+        else:
+            async for _msg in client.astream("x", max_tokens=tokens):
+                pass
     await http.aclose()
 
 
-def _calls(instrumented: bool, tokens: int) -> int:
+def _calls(family: str, instrumented: bool, tokens: int) -> int:
     n = 0
 
     def count(frame: Any, event: str, arg: Any) -> None:
@@ -77,10 +96,10 @@ def _calls(instrumented: bool, tokens: int) -> int:
 
     loop = asyncio.new_event_loop()
     try:
-        loop.run_until_complete(_streams(instrumented, 8))  # imports and caches warmed
+        loop.run_until_complete(_streams(family, instrumented, 8))  # imports, caches warmed
         sys.setprofile(count)
         try:
-            loop.run_until_complete(_streams(instrumented, tokens))
+            loop.run_until_complete(_streams(family, instrumented, tokens))
         finally:
             sys.setprofile(None)
     finally:
@@ -88,13 +107,15 @@ def _calls(instrumented: bool, tokens: int) -> int:
     return n
 
 
-def _per_chunk(instrumented: bool) -> float:
-    return (_calls(instrumented, LONG) - _calls(instrumented, SHORT)) / (REQUESTS * (LONG - SHORT))
+def _per_chunk(family: str, instrumented: bool) -> float:
+    calls = _calls(family, instrumented, LONG) - _calls(family, instrumented, SHORT)
+    return calls / (REQUESTS * (LONG - SHORT))
 
 
+@pytest.mark.parametrize("family", ["openai", "langchain"])
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_a_chunk_costs_at_most_the_budget_in_calls() -> None:
-    raw, instrumented = _per_chunk(False), _per_chunk(True)
+def test_a_chunk_costs_at_most_the_budget_in_calls(family: str) -> None:
+    raw, instrumented = _per_chunk(family, False), _per_chunk(family, True)
     added = instrumented - raw
     assert raw > 100  # the SDK's own parsing: the count sees real work
-    assert 0 < added <= BUDGET, f"a chunk now adds {added:.2f} calls over the raw SDK's {raw:.0f}"
+    assert 0 < added <= BUDGET, f"a chunk now adds {added:.2f} calls over the raw {raw:.0f}"
