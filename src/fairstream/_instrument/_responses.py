@@ -98,7 +98,7 @@ class InstrumentedResponseStream(InstrumentedStream):
     async def __anext__(self) -> Any:
         b = self._builder
         try:
-            event = await self._inner.__anext__()
+            event = await self._next()  # the SDK's own iterator (InstrumentedStream)
         except StopAsyncIteration:
             await self._ended()
             raise
