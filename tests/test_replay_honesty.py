@@ -31,6 +31,7 @@ SERVERS = {
 
 
 @pytest.mark.slow
+@pytest.mark.alone  # real timings against the replay's tolerance: not beside other load
 @pytest.mark.parametrize(("how", "seed"), [("light", 1), ("heavy", 2)])
 @pytest.mark.parametrize("kind", sorted(SERVERS))
 async def test_starved_traces_get_an_honest_answer_or_a_refusal(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 import anyio
+import pytest
 
 from fairstream import Auto, Dispatcher, Recorder, StreamClient
 from tests.conftest import ServerFactory
@@ -32,11 +33,12 @@ async def _burst(base_url: str, model: str, lengths: list[int], auto: Auto | Non
     return time.perf_counter() - t0
 
 
+@pytest.mark.alone  # a makespan ratio over real HTTP: not beside other load
 async def test_a_banded_burst_on_a_continuous_server_is_not_read_as_static(
     serve: ServerFactory,
 ) -> None:
     lengths = [16] * 8 + [64] * 8 + [256] * 8
-    async with serve(mode="continuous", max_num_seqs=8, time_scale=0.1) as server:
+    async with serve(mode="continuous", max_num_seqs=8, time_scale=0.25) as server:
         model = server.config.model
         for _ in range(2):
             naive = await _burst(server.base_url, model, lengths, None)
