@@ -262,6 +262,7 @@ class Auto(Policy):
         s.waiting_len[job.jid] = n if n is not None else math.inf
         if n is not None:
             s.batches.lengths_sent.append(n)
+        s.batches.enqueued_sent.append(job.enqueued)
 
     def on_first_token(self, job: Job, now: float) -> None:
         s = self.situation

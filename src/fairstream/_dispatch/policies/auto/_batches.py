@@ -69,6 +69,7 @@ class Batches:
         self.peak = 0  # ... and the most of it that ran at once
         self.hold_until = -math.inf  # a partial batch of long requests is held until then
         self.lengths_sent: deque[float] = deque(maxlen=64)  # expected lengths of recent sends
+        self.enqueued_sent: deque[float] = deque(maxlen=64)  # ... and when they were queued
 
     def on_send(self, jid: int, running: int) -> None:
         if running:
@@ -167,7 +168,9 @@ class Batches:
         """Hold a partial batch of long requests while requests keep arriving, until it fills or
         its oldest member has waited twice its run: a static server runs it as long as a full
         one, and the short requests that arrive meanwhile would wait it out (held, they start at
-        once on an idle server). A burst's tail (nothing arrived for a run) goes at once."""
+        once on an idle server). A burst's tail (nothing arrived for a run) goes at once, and so
+        does one burst at least a batch big with nothing since (held, the long half of a
+        32-request burst on a B=48 server read as B=32 waited a whole run for nobody)."""
         self.hold_until = -math.inf  # not held: no wake-up for it
         lengths = [j.expected_tokens for j in out]
         if not step or len(out) >= size or None in lengths:
@@ -176,7 +179,11 @@ class Batches:
         if longest <= 2 * max(16.0, min(self.lengths_sent, default=0.0)):
             return False  # short: holding it would only delay it
         run = longest * step
-        newest = max(j.enqueued for j in [*out, *queued])
+        arrived = [j.enqueued for j in [*out, *queued]]
+        newest = max(arrived)
+        arrived += [t for t in self.enqueued_sent if t > newest - run]
+        if len(arrived) >= size and newest - min(arrived) <= 2 * step:
+            return False  # a burst a batch big, and nothing since: nobody to wait for
         until = min(j.enqueued for j in out) + 2 * run
         held = now - newest < run and now < until
         if held:  # wake when it ends: nothing else may call on an idle server's tail
