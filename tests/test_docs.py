@@ -25,6 +25,7 @@ PAGES = [
     "logs-and-traces.md",
     "detect.md",
     "replay.md",
+    "html-report.md",
     "dispatcher.md",
     "many-processes.md",
     "reference-server.md",
@@ -89,7 +90,8 @@ def test_the_readme_is_one_screen_and_its_snippets_are_tested_examples() -> None
     assert len(text.splitlines()) <= 200
     first, *rest = blocks(text)
     assert first.splitlines() == [
-        "python3 -m venv .venv && .venv/bin/pip install -e . && .venv/bin/fairstream demo",
+        "python3 -m venv .venv && .venv/bin/pip install -e '.[report]'"
+        " && .venv/bin/fairstream demo",
         "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest",
     ]
     assert text.index("```bash") < text.index("\n## "), "the set-up commands come first"

@@ -29,6 +29,8 @@ INTENDED = {
     *("ReferenceServer", "ServerConfig", "simulate", "SimRequest", "SimResult", "SimRun"),
     # what-if replay (imported on first use: it needs the simulator)
     *("replay", "Replay", "ReplayRefused"),
+    # the HTML report (imported on first use: extra 'report')
+    *("write_html", "render_html"),
     # the exception tree
     *("FairstreamError", "MissingExtraError", "LifecycleError", "StreamError"),
     *("TransportError", "ConnectError"),

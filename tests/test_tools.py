@@ -22,8 +22,16 @@ def _run(*args: str) -> str:
     return result.output
 
 
-def test_demo_quick_shows_the_phenomenon_the_verdict_and_the_cure() -> None:
+def test_demo_quick_shows_the_phenomenon_the_verdict_and_the_cure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     out = _run("demo", "--quick", "--lang", "zh")
+    page = tmp_path / "fairstream-demo.html"  # written by default, its path on the last line
+    assert out.rstrip().splitlines()[-1] == f"HTML report: {page}"
+    html = page.read_text(encoding="utf-8")
+    assert '<html lang="zh-CN">' in html and "静态批处理" in html  # the page's verdict, in zh
+    assert html.count('class="row"') == 32 and 'id="arms"' in html  # the burst; every run
     assert "成功响应" in out and "首字延迟" in out  # the seed's log line
     assert "legend:" in out  # the timeline
     assert "verdict: static" in out and "batch_end" in out

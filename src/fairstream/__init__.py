@@ -65,6 +65,8 @@ _LAZY = {
     "SimRun": ("fairstream.sim", "SimRun"),
     "Replay": ("fairstream._replay", "Replay"),
     "replay": ("fairstream._replay", "replay"),
+    "render_html": ("fairstream._html", "render_html"),
+    "write_html": ("fairstream._html", "write_html"),
     "simulate": ("fairstream.sim", "simulate"),
 }
 
@@ -143,8 +145,10 @@ __all__ = [
     "print_report",
     "probe",
     "read_traces",
+    "render_html",
     "replay",
     "simulate",
     "summarize",
     "tag",
+    "write_html",
 ]

@@ -109,6 +109,7 @@ async def test_no_planted_secret_reaches_any_sink(
         "spans": "\n".join(s.to_json() for s in spans.get_finished_spans()),
         "traces": "\n".join(repr(t) for t in recorder.traces),
         "errors": "\n".join(errors),
+        "html": fairstream.render_html(fairstream.analyze(recorder.traces), traces=recorder.traces),
     }
     assert len(recorder.traces) == 3 and spans.get_finished_spans()
     assert any(t.outcome == "error" and t.error_message for t in recorder.traces)
@@ -119,7 +120,8 @@ async def test_no_planted_secret_reaches_any_sink(
 
 
 def test_the_cli_prints_and_writes_no_credential(tmp_path: Path) -> None:
-    """``fairstream bench`` against a base URL with userinfo: its output and results file."""
+    """``fairstream bench`` against a base URL with userinfo: its output, results file and
+    HTML report."""
     with ReferenceServer.in_subprocess(ServerConfig(time_scale=0.1)) as server:
         out = _bench(_with_userinfo(server.base_url), tmp_path)
     assert out.returncode == 0, out.stderr
@@ -127,6 +129,7 @@ def test_the_cli_prints_and_writes_no_credential(tmp_path: Path) -> None:
         errors="replace"
     )
     assert "REDACTED" in files  # the URL is there, without its credentials
+    assert (tmp_path / "report.html").is_file()
     for where, text in {"stdout": out.stdout, "stderr": out.stderr, "files": files}.items():
         for secret in (USERINFO, API_KEY):
             assert secret not in text, f"{secret} leaked into the CLI's {where}"
@@ -135,7 +138,8 @@ def test_the_cli_prints_and_writes_no_credential(tmp_path: Path) -> None:
 def _bench(url: str, out: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "fairstream", "bench", "--base-url", url, "--model",
-         "fairstream-ref", "--requests", "4", "--api-key", API_KEY, "--out", str(out)],
+         "fairstream-ref", "--requests", "4", "--api-key", API_KEY, "--out", str(out),
+         "--html", str(out / "report.html")],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
 

@@ -15,6 +15,7 @@ import asyncio
 import statistics
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import click
@@ -28,6 +29,7 @@ from .._logline import LOG_DATEFMT, Lang, format_line
 from .._trace import StreamTrace
 from ..server import ServerConfig
 from ..server._server import ReferenceServer
+from ._bench._results import results_json
 from ._bench._run import RunResult, run_workload
 from ._bench._workload import RequestSpec, make_workload
 
@@ -95,8 +97,11 @@ async def run_demo(
     quick: bool = False,
     scale: float | None = None,
     console: Console | None = None,
+    html: Path | None = None,
 ) -> list[DemoRow]:
-    """Run the whole demo, printing as it goes; returns the table's rows.
+    """Run the whole demo, printing as it goes; returns the table's rows. With ``html``, also
+    writes the page to forward (the static server's burst, and every run side by side) and
+    prints its path on the last line.
 
     ``scale``: the server's time scale (None: 1.0, a real 7B model's pace; 0.25 quick). The
     client's own costs (opening streams, reading first tokens) do not scale: on a server 4x
@@ -171,7 +176,32 @@ async def run_demo(
         " benchmarks/demo_rows.py measures both sides) and"
         f" {rows[5].makespan / rows[3].makespan:.2f}x warm; it ended on {c_warm.policy}."
     )
+    if html is not None:
+        runs = {"static (seed)": (naive, fair, warm), "continuous": (c_naive, c_fair, c_warm)}
+        hows = ("all at once", "fairstream, cold", "fairstream, warm")
+        arms = [
+            (f"{server}, {how}", results_json(run))
+            for server, three in runs.items()
+            for how, run in zip(hows, three, strict=True)
+        ]
+        out.print(_page(html, naive.traces, arms, lang), markup=False, highlight=False)
     return rows
+
+
+def _page(path: Path, traces: list[StreamTrace], arms: list[Any], lang: Lang) -> str:
+    """Write the demo's page; the line that says where (or why not: the extra is missing)."""
+    from .._errors import MissingExtraError
+    from .._html import write_html
+    from ._html import replay_for_page
+
+    try:
+        write_html(
+            analyze(traces), path, traces=traces, replay=replay_for_page(traces, 0.0), arms=arms,
+            lang=lang,
+        )  # fmt: skip
+    except MissingExtraError as exc:
+        return f"no HTML report: {exc}"
+    return f"HTML report: {path.resolve()}"
 
 
 def _pace(scale: float) -> str:
@@ -222,6 +252,13 @@ async def _run(
     help="The server's time scale: 1.0 is a real 7B model's pace, 0.25 four times faster"
     " [default: 1.0; 0.25 with --quick].",
 )
-def demo_cmd(lang: str, quick: bool, time_scale: float | None) -> None:
+@click.option(
+    "--html",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default="fairstream-demo.html",
+    show_default=True,
+    help="Where to write the HTML report (extra 'report').",
+)
+def demo_cmd(lang: str, quick: bool, time_scale: float | None, html: Path) -> None:
     """See the seed's phenomenon on the embedded server, detected and cured (no network)."""
-    asyncio.run(run_demo(lang=lang, quick=quick, scale=time_scale))  # type: ignore[arg-type]
+    asyncio.run(run_demo(lang=lang, quick=quick, scale=time_scale, html=html))  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from .._detect import (
 from .._errors import FairstreamError
 from .._recorder import JsonlSink, Recorder
 from .._trace import StreamTrace
+from ._html import HTML, LANG, input_lang, replay_for_page, write_page
 
 __all__ = ["analyze_cmd", "probe_cmd"]
 
@@ -38,6 +39,9 @@ def _emit(
     as_json: bool,
     timeline: bool,
     png: Path | None,
+    html: Path | None = None,
+    lang: str | None = None,
+    resolution: float = 0.0,
 ) -> None:
     if as_json:
         sys.stdout.write(json.dumps(report.to_dict(), ensure_ascii=False) + "\n")
@@ -52,6 +56,9 @@ def _emit(
         except FairstreamError as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(f"timeline written to {png}", err=True)
+    if html is not None:
+        replayed = replay_for_page(traces, resolution)
+        write_page(html, report, traces=traces, replay=replayed, lang=lang, resolution=resolution)
 
 
 _JSON = click.option(
@@ -72,7 +79,16 @@ _PNG = click.option(
 @_JSON
 @_TIMELINE
 @_PNG
-def analyze_cmd(files: tuple[Path, ...], as_json: bool, timeline: bool, png: Path | None) -> None:
+@HTML
+@LANG
+def analyze_cmd(
+    files: tuple[Path, ...],
+    as_json: bool,
+    timeline: bool,
+    png: Path | None,
+    html: Path | None,
+    lang: str | None,
+) -> None:
     """Tell how the server batches from FILES: JSONL traces or summary log lines."""
     traces: list[StreamTrace] = []
     resolution, skipped = 0.0, 0
@@ -93,7 +109,18 @@ def analyze_cmd(files: tuple[Path, ...], as_json: bool, timeline: bool, png: Pat
     if skipped:
         note = Evidence("skipped_lines", skipped, f"{skipped} input lines could not be read")
         report = _with_evidence(report, note)
-    _emit(report, traces, as_json=as_json, timeline=timeline, png=png)
+    if html is not None and lang is None:
+        lang = input_lang(files)
+    _emit(
+        report,
+        traces,
+        as_json=as_json,
+        timeline=timeline,
+        png=png,
+        html=html,
+        lang=lang,
+        resolution=resolution,
+    )
 
 
 @click.command("probe")
@@ -110,6 +137,8 @@ def analyze_cmd(files: tuple[Path, ...], as_json: bool, timeline: bool, png: Pat
 @_JSON
 @_TIMELINE
 @_PNG
+@HTML
+@LANG
 def probe_cmd(
     base_url: str,
     model: str,
@@ -120,6 +149,8 @@ def probe_cmd(
     as_json: bool,
     timeline: bool,
     png: Path | None,
+    html: Path | None,
+    lang: str | None,
 ) -> None:
     """Send a short designed set of requests and tell how the server batches."""
     recorder = Recorder()
@@ -142,7 +173,9 @@ def probe_cmd(
         raise click.ClickException(f"probe failed: {exc}") from None
     finally:
         recorder.close()
-    _emit(report, recorder.traces, as_json=as_json, timeline=timeline, png=png)
+    _emit(
+        report, recorder.traces, as_json=as_json, timeline=timeline, png=png, html=html, lang=lang
+    )
 
 
 def _with_evidence(report: BatchingReport, note: Evidence) -> BatchingReport:

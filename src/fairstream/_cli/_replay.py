@@ -20,6 +20,7 @@ from .._detect import plot_timelines, read_traces
 from .._errors import FairstreamError, ReplayRefused
 from .._replay import Replay, Side, replay
 from .._trace import StreamTrace
+from ._html import HTML, LANG, input_lang, write_page
 
 __all__ = ["REFUSED_EXIT", "replay_cmd"]
 
@@ -47,8 +48,16 @@ REFUSED_EXIT = 3
     is_flag=True,
     help="Answer even when the fitted model fails its self-check (the answer says so).",
 )
+@HTML
+@LANG
 def replay_cmd(
-    files: tuple[Path, ...], policy: str, as_json: bool, png: Path | None, force: bool
+    files: tuple[Path, ...],
+    policy: str,
+    as_json: bool,
+    png: Path | None,
+    force: bool,
+    html: Path | None,
+    lang: str | None,
 ) -> None:
     """Replay the requests in FILES (JSONL traces, or summary log lines, or the seed's table)
     on a server model fitted to them: as they were sent, then through a dispatcher policy."""
@@ -63,6 +72,14 @@ def replay_cmd(
     try:
         result = replay(traces, policy, resolution, check=not force)
     except ReplayRefused as exc:
+        if html is not None:
+            from .._detect import analyze
+
+            report = analyze(traces, resolution=resolution)
+            page_lang = lang or input_lang(files)
+            write_page(
+                html, report, traces=traces, replay=exc, lang=page_lang, resolution=resolution
+            )
         if as_json:
             refusal = {"schema": "fairstream.replay/1", "refused": True, "reasons": exc.reasons,
                        "self_check": exc.check, "suggestion": exc.suggestion}  # fmt: skip
@@ -85,6 +102,9 @@ def replay_cmd(
         except FairstreamError as exc:
             raise click.ClickException(str(exc)) from None
         click.echo(f"timelines written to {png}", err=True)
+    if html is not None:
+        page_lang = lang or input_lang(files)
+        write_page(html, result, traces=traces, lang=page_lang, resolution=resolution)
 
 
 def _print(r: Replay, console: Console) -> None:

@@ -14,6 +14,7 @@ from ..._detect import analyze, plot_timeline
 from ..._errors import FairstreamError, MissingExtraError
 from ..._recorder import JsonlSink, Recorder
 from ..._redact import redact_url
+from .._html import HTML, LANG, write_page
 from ._plots import plot_sweep
 from ._results import compare_table, results_json, summary_table
 from ._run import RunResult, run_workload
@@ -49,12 +50,17 @@ POLICIES = ("naive", "fixed", "auto", "waves", "gradient")
 )
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--compare", nargs=2, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@HTML
+@LANG
 def bench_cmd(**o: Any) -> None:
     """Load your server and measure it: TTFT, TPOT, ITL, E2E, throughput, goodput."""
     console = Console()
     if o["compare"]:
         a, b = (json.loads(Path(p).read_text()) for p in o["compare"])
-        console.print(compare_table(a, b, (str(o["compare"][0]), str(o["compare"][1]))))
+        names = (str(o["compare"][0]), str(o["compare"][1]))
+        console.print(compare_table(a, b, names))
+        if o["html"] is not None:
+            _compare_page(o["html"], [(names[0], a), (names[1], b)], o["compare"], o["lang"])
         return
     if not o["base_url"] or not o["model"]:
         raise click.UsageError("--base-url and --model are needed (or --compare A.json B.json)")
@@ -99,6 +105,21 @@ def bench_cmd(**o: Any) -> None:
         (out_dir / "report.json").write_text(json.dumps(report.to_dict(), indent=2))
         _pictures(out_dir, recorder, report, levels, console)
         console.print(f"wrote {out_dir}/: traces.jsonl, results.json, report.json")
+    if o["html"] is not None:
+        arms = [(f"concurrency {c}", r) for c, r in levels] or [(result["policy"], result)]
+        write_page(o["html"], report, traces=recorder.traces, arms=arms, lang=o["lang"])
+
+
+def _compare_page(
+    path: Path, arms: list[tuple[str, Any]], files: tuple[Path, Path], lang: str | None
+) -> None:
+    """Two runs side by side; the timeline and verdict from the second run's traces, when its
+    directory holds them (``--out`` writes ``traces.jsonl`` beside ``results.json``)."""
+    from ..._detect import read_traces
+
+    traces_file = files[1].parent / "traces.jsonl"
+    traces = read_traces(traces_file).traces if traces_file.exists() else []
+    write_page(path, analyze(traces), traces=traces, arms=arms, lang=lang)
 
 
 def _policy(name: str, concurrency: int | None) -> Any:
