@@ -1,6 +1,7 @@
 """What instrumentation costs per chunk: the same streams consumed raw and instrumented.
 
-For each client family (openai SDK, LangChain ChatOpenAI, plain httpx) this process
+For each client family (openai SDK chat completions and Responses, LangChain ChatOpenAI,
+plain httpx) this process
 consumes the same workload raw and instrumented, alternating in rounds so drift in
 machine speed hits both alike, and measures this process's CPU time
 (``time.process_time``). It reports CPU microseconds per content chunk, the ratio
@@ -15,8 +16,8 @@ Two sources of the streams:
   syscall CPU per chunk by more than the few microseconds being measured).
 - ``--source live``: the reference server in its own process over loopback.
 
-Run:  python benchmarks/overhead.py [--chunks 100000] [--streams 50] [--pairs 40]
-Goal: ratio <= 1.03 and <= 2 us added per chunk.
+Run:  python benchmarks/overhead.py [--short 16] [--long 512] [--streams 10] [--pairs 40]
+Goals (added per chunk): openai <= 2 us and <= 1.03x, Responses <= 2.5 us, LangChain <= 4 us.
 """
 
 from __future__ import annotations
@@ -39,42 +40,18 @@ from openai import AsyncOpenAI
 
 import fairstream
 from fairstream import Recorder, ReferenceServer, ServerConfig, StreamClient
+from fairstream.server._canned import canned_client, response_events
 from fairstream.server._lengths import TokenText
-from fairstream.server._wire import DONE, ChunkFormat
+from fairstream.server._wire import ChunkFormat
 
 MODEL = "fairstream-ref"
 MSG = [{"role": "user", "content": "overhead"}]
 Runner = Callable[[int, int], Awaitable[int]]
 
 
-def _replay_stream(body: dict[str, Any]) -> Any:
-    """The bytes the reference server sends for ``body``, one SSE event per read."""
-    fmt = ChunkFormat("chat", "chatcmpl-replay", 0, MODEL)
-    words = TokenText()
-    n = int(body.get("max_completion_tokens") or body.get("max_tokens") or 16)
-
-    async def events() -> AsyncIterator[bytes]:
-        yield fmt.role()
-        for i in range(n):
-            yield fmt.content(words.json_word(0, i))
-        yield fmt.finish("length")
-        if (body.get("stream_options") or {}).get("include_usage"):
-            yield fmt.usage(4, n)
-        yield DONE
-
-    return events()
-
-
 def _mock_client(module: Any) -> Any:
-    """An ``AsyncClient`` of ``module`` (httpx or httpx2) answering from the replay."""
-
-    def handler(request: Any) -> Any:
-        body = json.loads(request.content)
-        return module.Response(
-            200, headers={"content-type": "text/event-stream"}, content=_replay_stream(body)
-        )
-
-    return module.AsyncClient(transport=module.MockTransport(handler), timeout=60)
+    """An ``AsyncClient`` of ``module`` (httpx or httpx2) answering from the canned bytes."""
+    return canned_client(module)
 
 
 def _sdk_http_module() -> Any:
@@ -136,6 +113,23 @@ def runners(base_url: str, replay: bool) -> dict[str, tuple[Runner, Runner]]:
 
         return _fan_out(one)
 
+    def responses_runner(client: Any) -> Runner:
+        async def one(tokens: int) -> int:
+            n = 0
+            stream = await client.responses.create(
+                model=MODEL,
+                input=MSG[0]["content"],
+                max_output_tokens=tokens,
+                stream=True,
+                extra_body={"ignore_eos": True},
+            )
+            async for event in stream:
+                if event.type == "response.output_text.delta":
+                    n += 1
+            return n
+
+        return _fan_out(one)
+
     def langchain_runner(llm: Any) -> Runner:
         async def one(tokens: int) -> int:
             n = 0
@@ -177,6 +171,7 @@ def runners(base_url: str, replay: bool) -> dict[str, tuple[Runner, Runner]]:
 
     return {
         "openai": (openai_runner(raw_oa), openai_runner(inst_oa)),
+        "responses": (responses_runner(raw_oa), responses_runner(inst_oa)),
         "langchain": (langchain_runner(raw_lc), langchain_runner(inst_lc)),
         "httpx": (_fan_out(raw_httpx), _fan_out(lean_httpx)),
     }
@@ -203,41 +198,59 @@ async def _timed(fn: Runner, streams: int, tokens: int) -> tuple[float, int]:
 
 
 async def measure(
-    base_url: str, families: list[str], chunks: int, streams: int, pairs: int, replay: bool
+    base_url: str,
+    families: list[str],
+    lengths: tuple[int, int],
+    streams: int,
+    pairs: int,
+    replay: bool,
 ) -> list[dict[str, float]]:
-    """Paired runs: raw and instrumented back to back (order alternating), many times over.
+    """Per chunk and per request, raw and instrumented, from paired runs at two lengths.
 
-    The machine's speed drifts (a shared VM), so each pair gives a ratio under near-equal
-    conditions and the figures reported are medians over pairs.
+    Each pair runs ``streams`` concurrent streams of ``short`` and of ``long`` chunks, raw and
+    instrumented (order alternating). The slope between the two lengths is what one chunk
+    costs, with what a request costs once (the call, the trace's start and end) cancelled out;
+    that once-per-request cost is reported on its own. The machine's speed drifts (a shared
+    VM), so each pair gives its figures under near-equal conditions and the medians over pairs
+    are reported.
     """
     table = runners(base_url, replay)
-    tokens = max(1, chunks // (streams * pairs))
+    short, long = lengths
     rows = []
     for family in families:
         raw, inst = table[family]
         for fn in (raw, inst, raw, inst):  # warm-up: imports, connections, the SDK's caches
-            await fn(streams, tokens)
-        raw_us: list[float] = []
-        inst_us: list[float] = []
+            await fn(streams, short)
+        per: dict[str, list[float]] = {k: [] for k in ("raw", "inst", "added", "ratio", "req")}
         total = 0
         for p in range(pairs):
-            first, second = (raw, inst) if p % 2 == 0 else (inst, raw)
-            c1, n1 = await _timed(first, streams, tokens)
-            c2, n2 = await _timed(second, streams, tokens)
-            (r, nr), (i, ni) = ((c1, n1), (c2, n2)) if first is raw else ((c2, n2), (c1, n1))
-            raw_us.append(r / nr * 1e6)
-            inst_us.append(i / ni * 1e6)
-            total += ni
-        ratios = [i / r for i, r in zip(inst_us, raw_us, strict=True)]
-        added = [i - r for i, r in zip(inst_us, raw_us, strict=True)]
+            order = [(raw, short), (inst, short), (raw, long), (inst, long)]
+            cpu: dict[tuple[Runner, int], float] = {}
+            for fn, n in order if p % 2 == 0 else order[::-1]:
+                cpu[fn, n], seen = await _timed(fn, streams, n)
+                if seen != streams * n:
+                    raise RuntimeError(f"{family}: {seen} chunks seen, {streams * n} sent")
+                total += seen if fn is inst else 0
+            extra = streams * (long - short)
+            r = (cpu[raw, long] - cpu[raw, short]) / extra * 1e6
+            i = (cpu[inst, long] - cpu[inst, short]) / extra * 1e6
+            per["raw"].append(r)
+            per["inst"].append(i)
+            per["added"].append(i - r)
+            per["ratio"].append(i / r)
+            once = (cpu[inst, short] - cpu[raw, short]) / streams * 1e6 - (i - r) * short
+            per["req"].append(once)
         rows.append(
             {
                 "family": family,
                 "chunks": total,
-                "raw_us": statistics.median(raw_us),
-                "inst_us": statistics.median(inst_us),
-                "ratio": statistics.median(ratios),
-                "added_us": statistics.median(added),
+                "raw_us": statistics.median(per["raw"]),
+                "inst_us": statistics.median(per["inst"]),
+                "ratio": statistics.median(per["ratio"]),
+                "added_us": statistics.median(per["added"]),
+                "added_us_q1": statistics.quantiles(per["added"], n=4)[0] if pairs > 1 else 0.0,
+                "added_us_q3": statistics.quantiles(per["added"], n=4)[2] if pairs > 1 else 0.0,
+                "per_request_us": statistics.median(per["req"]),
             }
         )
     return rows
@@ -358,6 +371,39 @@ async def _openai_alone(n: int, repeats: int) -> tuple[float, float]:
     return await _alone(raw, inst, repeats)
 
 
+async def _responses_alone(n: int, repeats: int) -> tuple[float, float]:
+    from fairstream._instrument._responses import InstrumentedResponseStream
+
+    frames = [f async for f in response_events(n)]
+    sdk = AsyncOpenAI(
+        base_url="http://replay.invalid/v1",
+        api_key="k",
+        http_client=_mock_client(_sdk_http_module()),
+    )
+    stream = await sdk.responses.create(model=MODEL, input="x", max_output_tokens=n, stream=True)
+    events = [event async for event in stream]  # the SDK's own objects, as it hands them out
+    await sdk.close()
+    rec = Recorder(keep=None)
+
+    async def raw() -> int:
+        seen = 0
+        async for event in _FakeSdkStream(events, frames):
+            if event.type == "response.output_text.delta":
+                seen += 1
+        return seen
+
+    async def inst() -> int:
+        seen = 0
+        builder = rec.start(client="openai", model=MODEL)
+        builder.mark_sent()
+        async for event in InstrumentedResponseStream(_FakeSdkStream(events, frames), builder):
+            if event.type == "response.output_text.delta":
+                seen += 1
+        return seen
+
+    return await _alone(raw, inst, repeats)
+
+
 async def _langchain_alone(n: int, repeats: int) -> tuple[float, float]:
     rec = Recorder(keep=None)
 
@@ -407,12 +453,15 @@ async def _alone(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--chunks", type=int, default=100_000, help="chunks per variant and family")
-    ap.add_argument("--streams", type=int, default=50)
+    ap.add_argument("--short", type=int, default=16, help="chunks per short stream")
+    ap.add_argument("--long", type=int, default=512, help="chunks per long stream")
+    ap.add_argument("--streams", type=int, default=10, help="concurrent streams per run")
     ap.add_argument("--pairs", type=int, default=40, help="raw/instrumented run pairs")
     ap.add_argument("--source", choices=["replay", "live"], default="replay")
-    ap.add_argument("--families", default="openai,langchain,httpx")
+    ap.add_argument("--families", default="openai,responses,langchain,httpx")
     args = ap.parse_args(argv)
+    if not 0 < args.short < args.long:
+        ap.error("--short must be positive and below --long")
     cfg = ServerConfig(
         step_ms=1.0,
         per_seq_ms=0.0,
@@ -421,45 +470,44 @@ def main(argv: list[str] | None = None) -> int:
         max_model_len=200_000,
     )
     families = args.families.split(",")
+    unknown = set(families) - {"openai", "responses", "langchain", "httpx"}
+    if unknown:
+        ap.error(f"unknown families: {', '.join(sorted(unknown))}")
+    lengths = (args.short, args.long)
     if args.source == "replay":
-        rows = asyncio.run(
-            measure(
-                "http://replay.invalid/v1", families, args.chunks, args.streams, args.pairs, True
-            )
-        )
+        url = "http://replay.invalid/v1"
+        rows = asyncio.run(measure(url, families, lengths, args.streams, args.pairs, True))
     else:
         with ReferenceServer.in_subprocess(cfg) as handle:
             rows = asyncio.run(
-                measure(handle.base_url, families, args.chunks, args.streams, args.pairs, False)
+                measure(handle.base_url, families, lengths, args.streams, args.pairs, False)
             )
     print(
-        f"instrumentation overhead ({args.source}): client CPU per content chunk, "
-        f"{args.streams} concurrent streams, medians over {args.pairs} raw/instrumented pairs"
+        f"instrumentation overhead ({args.source}): client CPU, {args.streams} concurrent "
+        f"streams of {args.short} and of {args.long} chunks, medians over {args.pairs} pairs;"
     )
+    print("per chunk is the slope between the two lengths, per request what is left once")
     print(
-        f"{'family':<10} {'chunks':>8} {'raw us':>8} {'instr. us':>10} {'ratio':>7} {'added us':>9}"
+        f"{'family':<10} {'raw us':>8} {'instr. us':>10} {'ratio':>7} {'added us':>9} "
+        f"{'(q1..q3)':>14} {'per request us':>15}"
     )
     for r in rows:
+        spread = f"{r['added_us_q1']:.2f}..{r['added_us_q3']:.2f}"
         print(
-            f"{r['family']:<10} {int(r['chunks']):>8} {r['raw_us']:>8.2f} {r['inst_us']:>10.2f} "
-            f"{r['ratio']:>7.3f} {r['added_us']:>9.2f}"
+            f"{r['family']:<10} {r['raw_us']:>8.2f} {r['inst_us']:>10.2f} {r['ratio']:>7.3f} "
+            f"{r['added_us']:>9.2f} {spread:>14} {r['per_request_us']:>15.1f}"
         )
     figures = record.current().figures
     figures["end_to_end"] = {r["family"]: r for r in rows}
-    alone = asyncio.run(_added_alone(families, args.chunks))
-    figures["added_alone"] = {f: {"raw_us": r, "inst_us": i} for f, (r, i) in (alone or {}).items()}
+    alone = asyncio.run(_added_alone(families, args.long))
+    figures["added_alone"] = {f: {"raw_us": r, "inst_us": i} for f, (r, i) in alone.items()}
     if alone:
-        print("\nthe added work alone (same prebuilt SDK chunks and bytes, raw vs instrumented),")
-        print("and the ratio it gives on the end-to-end raw cost above:")
-        print(f"{'family':<10} {'raw us':>8} {'instr. us':>10} {'added us':>9} {'ratio':>7}")
-        e2e = {r["family"]: r["raw_us"] for r in rows}
+        print("\nthe added work alone (the same prebuilt SDK objects and bytes through the SDK's")
+        print("stream shape, raw vs instrumented; no HTTP, no parsing):")
+        print(f"{'family':<10} {'raw us':>8} {'instr. us':>10} {'added us':>9}")
         for family, (r_us, i_us) in alone.items():
-            added = i_us - r_us
-            print(
-                f"{family:<10} {r_us:>8.2f} {i_us:>10.2f} {added:>9.2f} "
-                f"{(e2e[family] + added) / e2e[family]:>7.3f}"
-            )
-    jsonl_cost(min(5000, max(200, args.chunks // 20)))
+            print(f"{family:<10} {r_us:>8.2f} {i_us:>10.2f} {i_us - r_us:>9.2f}")
+    jsonl_cost(200 if args.pairs < 5 else 5000)
     return 0
 
 
@@ -504,12 +552,13 @@ def jsonl_cost(n: int, chunks: int = 128) -> None:
     print(f" ({added / chunks:.2f} us per chunk), over {n} traces, best of 5")
 
 
-async def _added_alone(families: list[str], chunks: int) -> dict[str, tuple[float, float]]:
+async def _added_alone(families: list[str], n: int) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
-    n = max(10, min(2000, chunks // 20))
-    repeats = max(5, min(40, chunks // n))
+    repeats = 40
     if "openai" in families:
         out["openai"] = await _openai_alone(n, repeats)
+    if "responses" in families:
+        out["responses"] = await _responses_alone(n, repeats)
     if "langchain" in families:
         out["langchain"] = await _langchain_alone(n, repeats)
     return out

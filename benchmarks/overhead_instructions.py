@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import shutil
 import subprocess
@@ -28,30 +27,13 @@ import record
 
 def _child(variant: str, requests: int, tokens: int) -> None:
     """Run inside valgrind: ``requests`` replayed streams of ``tokens`` chunks."""
-    import httpx2  # openai 3.x; under 2.x use httpx
     from openai import AsyncOpenAI
 
     import fairstream
-    from fairstream.server._lengths import TokenText
-    from fairstream.server._wire import DONE, ChunkFormat
-
-    fmt, words = ChunkFormat("chat", "c", 0, "m"), TokenText()
-
-    def handler(request: object) -> object:
-        n = json.loads(request.content)["max_tokens"]  # type: ignore[attr-defined]
-
-        async def events():  # type: ignore[no-untyped-def]
-            yield fmt.role()
-            for i in range(n):
-                yield fmt.content(words.json_word(0, i))
-            yield fmt.finish("length")
-            yield fmt.usage(4, n)
-            yield DONE
-
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=events())
+    from fairstream.server._canned import canned_client
 
     async def main() -> None:
-        http = httpx2.AsyncClient(transport=httpx2.MockTransport(handler))
+        http = canned_client()  # the reference server's bytes, in memory
         client = AsyncOpenAI(base_url="http://replay.invalid/v1", api_key="k", http_client=http)
         if variant == "instrumented":
             client = fairstream.instrument(client, recorder=fairstream.Recorder())

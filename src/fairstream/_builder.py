@@ -79,6 +79,8 @@ class TraceBuilder:
         "_job",
         "_last_completion",
         "_times",
+        "add_chars",
+        "add_time",
         "base_url",
         "client",
         "content_parts",
@@ -90,6 +92,7 @@ class TraceBuilder:
         "label",
         "max_tokens",
         "model",
+        "plain",
         "recorder",
         "request_id",
         "response_id",
@@ -138,6 +141,11 @@ class TraceBuilder:
         self._continuous_usage = False
         self._last_completion = 0
         self._debug = recorder.chunk_debug
+        # the SDK streams' fast lane: once ``plain``, a content chunk without a finish reason
+        # or usage is only its arrival time and size, appended through these
+        self.plain = False
+        self.add_time = self._times.append
+        self.add_chars = self._chars.append
         self.done = False  # set once finish() has run
         self._finished_trace: StreamTrace | None = None
         # inside a dispatcher submission: queue time, first token and trace go to its job
@@ -187,6 +195,8 @@ class TraceBuilder:
             self.response_id, self.response_model = response_id, model
         if usage is not None:
             self.chunk_usage(*usage)
+        if not self.plain and self.watch is None and self.response_id is not None:
+            self.plain = self.content_parts is None and not self._debug
         if self._debug:
             log.debug("request %s chunk at %.6f (%d chars)", self.request_id, time.time(), n)
 

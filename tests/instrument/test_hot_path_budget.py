@@ -1,57 +1,29 @@
 """The instrumentation's per-chunk work, counted (not timed): a guard that cannot flake.
 
 Python and C function calls under ``sys.setprofile``, instrumented minus raw, per chunk of a
-canned stream (an in-memory transport replaying the reference server's bytes), through the
-openai SDK and through LangChain's ChatOpenAI. Two stream lengths cancel what a request costs
-once; what is left is each chunk's.
+canned stream (``fairstream.server._canned``: the reference server's bytes in memory), through
+the openai SDK's chat completions and Responses, and through LangChain's ChatOpenAI. Two
+stream lengths cancel what a request costs once; what is left is each chunk's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from typing import Any
 
 import pytest
 
 import fairstream
-from fairstream.server._lengths import TokenText
-from fairstream.server._wire import DONE, ChunkFormat
+from fairstream.server._canned import canned_client
 
-BUDGET = 12  # calls a chunk adds over the raw SDK (11 measured; 15 before it was trimmed)
+BUDGET = 10  # calls a chunk adds over the raw SDK (9 measured on each path; 15 at first)
 SHORT, LONG, REQUESTS = 200, 1200, 4
 
 
-def _transport() -> tuple[Any, Any]:
-    """The SDK's HTTP module (httpx2 under openai 3, httpx under 2) and a replaying client."""
-    try:
-        import httpx2 as http
-    except ImportError:  # openai 2.x
-        import httpx as http
-    fmt, words = ChunkFormat("chat", "c", 0, "m"), TokenText()
-
-    def handler(request: Any) -> Any:
-        body = json.loads(request.content)
-        n = body.get("max_completion_tokens") or body["max_tokens"]
-
-        async def events() -> Any:
-            yield fmt.role()
-            for i in range(n):
-                yield fmt.content(words.json_word(0, i))
-            yield fmt.finish("length")
-            yield fmt.usage(4, n)
-            yield DONE
-
-        headers = {"content-type": "text/event-stream"}
-        return http.Response(200, headers=headers, content=events())
-
-    return http, http.AsyncClient(transport=http.MockTransport(handler))
-
-
 async def _streams(family: str, instrumented: bool, tokens: int) -> None:
-    _, http = _transport()
-    if family == "openai":
+    http = canned_client()
+    if family in ("openai", "responses"):
         from openai import AsyncOpenAI
 
         client: Any = AsyncOpenAI(
@@ -70,7 +42,13 @@ async def _streams(family: str, instrumented: bool, tokens: int) -> None:
     if instrumented:
         client = fairstream.instrument(client, recorder=fairstream.Recorder())
     for _ in range(REQUESTS):
-        if family == "openai":
+        if family == "responses":
+            events = await client.responses.create(
+                model="m", input="x", max_output_tokens=tokens, stream=True
+            )
+            async for _event in events:
+                pass
+        elif family == "openai":
             stream = await client.chat.completions.create(
                 model="m",
                 messages=[{"role": "user", "content": "x"}],
@@ -103,6 +81,7 @@ def _calls(family: str, instrumented: bool, tokens: int) -> int:
         finally:
             sys.setprofile(None)
     finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
     return n
 
@@ -112,7 +91,7 @@ def _per_chunk(family: str, instrumented: bool) -> float:
     return calls / (REQUESTS * (LONG - SHORT))
 
 
-@pytest.mark.parametrize("family", ["openai", "langchain"])
+@pytest.mark.parametrize("family", ["openai", "responses", "langchain"])
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_a_chunk_costs_at_most_the_budget_in_calls(family: str) -> None:
     raw, instrumented = _per_chunk(family, False), _per_chunk(family, True)

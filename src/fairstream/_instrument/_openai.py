@@ -285,7 +285,21 @@ class InstrumentedStream(_Finishing, _Forward):
             await self._failed(exc)
             raise
         arrivals = self._arrivals
-        sdk_chunk(self._builder, chunk, arrivals.popleft() if arrivals else None)
+        t = arrivals.popleft() if arrivals else None
+        b = self._builder
+        if b.plain and t is not None:  # the fast lane: a content chunk, nothing else on it
+            choices = chunk.choices
+            if choices and chunk.usage is None:
+                choice = choices[0]
+                try:
+                    text = choice.delta.content
+                except AttributeError:  # a legacy completions choice
+                    text = None
+                if text and choice.finish_reason is None:
+                    b.add_time(t)
+                    b.add_chars(len(text))
+                    return chunk
+        sdk_chunk(b, chunk, t)
         return chunk
 
     async def close(self) -> None:

@@ -106,7 +106,14 @@ class InstrumentedResponseStream(InstrumentedStream):
             await self._failed(exc)
             raise
         arrivals = self._arrivals
-        response_event(b, event, arrivals.popleft() if arrivals else None)
+        t = arrivals.popleft() if arrivals else None
+        if b.plain and t is not None and event.type == "response.output_text.delta":
+            text = event.delta  # the fast lane: a text delta is its time and size
+            if text:
+                b.add_time(t)
+                b.add_chars(len(text))
+                return event
+        response_event(b, event, t)
         return event
 
 
