@@ -1,7 +1,8 @@
 """The HTML report in a real browser: Debian's chromium, driven by Playwright.
 
 Pages from the seed's log lines (``fairstream analyze --html``), a static and a continuous
-burst (``write_html``) and a ``fairstream bench --html`` run over real HTTP. Each opens with no
+burst (``write_html``), ``fairstream replay --html`` on the static burst's JSONL, and
+``fairstream bench --html`` and ``fairstream probe --html`` over real HTTP. Each opens with no
 console error, shows its verdict, shows a bar's tooltip on hover, and reorders its rows when
 sorted. The static page's screenshot is what the docs show: ``FAIRSTREAM_UPDATE_SCREENSHOT=1``
 writes it to ``docs/images/html-report.png``.
@@ -18,10 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from fairstream import ReferenceServer, ServerConfig, analyze, replay, write_html
-from fairstream._cli import cli
+from fairstream import JsonlSink, ReferenceServer, ServerConfig, analyze, replay, write_html
 from tests.report._pages import CONTINUOUS, SEED_LINES, STATIC, burst
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,15 +57,10 @@ def browser() -> Iterator[Any]:
         b.close()
 
 
-def _cli(*args: str) -> None:
-    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-
-
 def _seed_page(tmp: Path) -> Path:
     log = tmp / "seed.log"
     log.write_text("\n".join(SEED_LINES) + "\n", encoding="utf-8")
-    _cli("analyze", str(log), "--html", str(tmp / "seed.html"))
+    _fairstream("analyze", str(log), "--html", str(tmp / "seed.html"))
     return tmp / "seed.html"
 
 
@@ -78,14 +72,39 @@ def _burst_page(tmp: Path, config: ServerConfig, name: str) -> Path:
 
 def _bench_page(tmp: Path) -> Path:
     config = ServerConfig(mode="static", batch_size=4, release="stream", time_scale=0.05)
-    with ReferenceServer.in_subprocess(config) as server:  # (a process: Playwright holds a loop)
-        subprocess.run(
-            [sys.executable, "-m", "fairstream", "bench", "--base-url", server.base_url,
-             "--model", config.model, "--requests", "12", "--output-tokens", "mix:4,32",
-             "--html", str(tmp / "bench.html")],
-            check=True, capture_output=True, timeout=120,
+    with ReferenceServer.in_subprocess(config) as server:
+        _fairstream(
+            "bench", "--base-url", server.base_url, "--model", config.model, "--requests", "12",
+            "--output-tokens", "mix:4,32", "--html", str(tmp / "bench.html"),
         )  # fmt: skip
     return tmp / "bench.html"
+
+
+def _probe_page(tmp: Path) -> Path:
+    config = ServerConfig(mode="static", batch_size=4, release="batch_end", time_scale=0.1)
+    with ReferenceServer.in_subprocess(config) as server:
+        _fairstream(
+            "probe", "--base-url", server.base_url, "--model", config.model, "--budget", "16",
+            "--html", str(tmp / "probe.html"),
+        )  # fmt: skip
+    return tmp / "probe.html"
+
+
+def _replay_page(tmp: Path) -> Path:
+    traces = tmp / "static.jsonl"
+    sink = JsonlSink(traces)
+    for t in burst(STATIC):
+        sink(t)
+    sink.close()
+    _fairstream("replay", str(traces), "--html", str(tmp / "replay.html"))
+    return tmp / "replay.html"
+
+
+def _fairstream(*args: str) -> None:
+    """The command line in its own process (Playwright's sync API holds an event loop here)."""
+    subprocess.run(
+        [sys.executable, "-m", "fairstream", *args], check=True, capture_output=True, timeout=120
+    )
 
 
 def _order(page: Any) -> list[str]:
@@ -97,13 +116,15 @@ def _keys(page: Any, key: str) -> list[float]:
     return list(page.eval_on_selector_all("#rows g.row", script))
 
 
-@pytest.mark.parametrize("which", ["seed", "static", "continuous", "bench"])
+@pytest.mark.parametrize("which", ["seed", "static", "continuous", "bench", "probe", "replay"])
 def test_the_page_works_in_chromium(browser: Any, tmp_path: Path, which: str) -> None:
     path = {
         "seed": lambda: _seed_page(tmp_path),
         "static": lambda: _burst_page(tmp_path, STATIC, "static"),
         "continuous": lambda: _burst_page(tmp_path, CONTINUOUS, "continuous"),
         "bench": lambda: _bench_page(tmp_path),
+        "probe": lambda: _probe_page(tmp_path),
+        "replay": lambda: _replay_page(tmp_path),
     }[which]()
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
@@ -129,12 +150,14 @@ def test_the_page_works_in_chromium(browser: Any, tmp_path: Path, which: str) ->
     tip.wait_for(state="visible", timeout=5000)
     assert second.get_attribute("data-rid") in tip.inner_text()
 
-    key = "first" if which == "seed" else "end"  # (the seed's four ended in one second)
     before = _order(page)
-    page.click(f".controls button[data-key={key}]")
-    after = _order(page)
-    values = _keys(page, key)
-    assert after != before and values == sorted(values)
+    orders = []
+    for key in ("first", "end"):
+        page.click(f".controls button[data-key={key}]")
+        values = _keys(page, key)
+        assert values == sorted(values), key
+        orders.append(_order(page))
+    assert any(o != before for o in orders)  # (the seed's four ended in one second: by first)
     page.click(".controls button[data-key=start]")
     assert _order(page) == before
 
