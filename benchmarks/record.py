@@ -49,7 +49,9 @@ def git() -> dict[str, Any]:
         return out.stdout.strip() if out.returncode == 0 else ""
 
     commit = run("rev-parse", "HEAD")
-    dirty = bool(run("status", "--porcelain", "--untracked-files=no", "--", "src", "benchmarks"))
+    # the code: src and the benchmarks, not the results files a run rewrites
+    paths = ("--", "src", "benchmarks", ":(exclude)benchmarks/results")
+    dirty = bool(run("status", "--porcelain", "--untracked-files=no", *paths))
     return {"commit": commit or None, "dirty": dirty if commit else None}
 
 
