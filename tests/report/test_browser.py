@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -178,4 +179,21 @@ def test_the_page_works_in_chromium(browser: Any, tmp_path: Path, which: str) ->
             SHOT.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(shot, SHOT)
         assert SHOT.exists(), "the docs' screenshot: FAIRSTREAM_UPDATE_SCREENSHOT=1 makes it"
+    page.close()
+
+
+def test_a_script_in_a_label_shows_as_text(browser: Any, tmp_path: Path) -> None:
+    """A label ``<script>alert(1)</script>`` runs nothing: no dialog, and the tooltip shows it."""
+    label = "<script>alert(1)</script>"
+    traces = [replace(t, label=label) for t in burst(STATIC, n=8)]
+    path = write_html(analyze(traces), tmp_path / "xss.html", traces=traces, title=label)
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(path.as_uri())
+    page.locator("#rows g.row").first.hover()
+    page.locator("#tip").wait_for(state="visible", timeout=5000)
+    assert label in page.locator("#tip").inner_text()
+    assert page.locator("h1").inner_text() == label
+    assert dialogs == []
     page.close()

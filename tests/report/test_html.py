@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from dataclasses import replace
@@ -154,3 +155,24 @@ def test_without_jinja2_the_message_names_the_extra(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "jinja2", None)
     with pytest.raises(fairstream.MissingExtraError, match=r"fairstream\[report\]"):
         render_html(analyze([]))
+
+
+def test_bench_compare_writes_both_runs_side_by_side(tmp_path: Path) -> None:
+    """``fairstream bench --compare A B --html``: two results files, one page."""
+    from click.testing import CliRunner
+
+    from fairstream._cli import cli
+
+    e2e = {"mean": 5.0, "p50": 5.6, "p90": 8.0, "p99": 9.0, "n": 32}
+    run = {"policy": "naive", "output_tokens_per_second": 100.0, "ok": 32, "errors": 0,
+           "goodput_requests_per_second": 3.0, "e2e": e2e, "submit_e2e": e2e}  # fmt: skip
+    a, b = tmp_path / "a" / "results.json", tmp_path / "b" / "results.json"
+    for path, span in ((a, 9.0), (b, 4.5)):
+        path.parent.mkdir()
+        path.write_text(json.dumps({**run, "makespan": span}))
+    page = tmp_path / "compare.html"
+    result = CliRunner().invoke(cli, ["bench", "--compare", str(a), str(b), "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text(encoding="utf-8")
+    table = html[html.index('id="arms"') :]
+    assert str(a) in table and str(b) in table and "4.5 (0.50x)" in table
