@@ -138,6 +138,7 @@ def test_the_page_works_in_chromium(browser: Any, tmp_path: Path, which: str) ->
 
     verdict = page.locator("#verdict-text")
     assert verdict.is_visible() and verdict.inner_text().strip()
+    assert page.locator("#gain, #refusal").count() == 1  # replay's answer, or why not
     if which == "seed":
         assert page.locator("html").get_attribute("lang") == "zh-CN"
         assert "连续批处理" in verdict.inner_text()

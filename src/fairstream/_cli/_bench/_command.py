@@ -14,7 +14,7 @@ from ..._detect import analyze, plot_timeline
 from ..._errors import FairstreamError, MissingExtraError
 from ..._recorder import JsonlSink, Recorder
 from ..._redact import redact_url
-from .._html import HTML, LANG, write_page
+from .._html import HTML, LANG, replay_for_page, write_page
 from ._plots import plot_sweep
 from ._results import compare_table, results_json, summary_table
 from ._run import RunResult, run_workload
@@ -107,7 +107,11 @@ def bench_cmd(**o: Any) -> None:
         console.print(f"wrote {out_dir}/: traces.jsonl, results.json, report.json")
     if o["html"] is not None:
         arms = [(f"concurrency {c}", r) for c, r in levels] or [(result["policy"], result)]
-        write_page(o["html"], report, traces=recorder.traces, arms=arms, lang=o["lang"])
+        traces = recorder.traces
+        # what auto would gain on this run's traffic (one run of at most 512: a sweep's levels
+        # are several runs, and a replay of thousands takes longer than the page is worth)
+        gain = replay_for_page(traces, 0.0) if not levels and len(traces) <= 512 else None
+        write_page(o["html"], report, traces=traces, replay=gain, arms=arms, lang=o["lang"])
 
 
 def _compare_page(
