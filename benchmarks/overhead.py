@@ -40,18 +40,12 @@ from openai import AsyncOpenAI
 
 import fairstream
 from fairstream import Recorder, ReferenceServer, ServerConfig, StreamClient
-from fairstream.server._canned import canned_client, response_events
-from fairstream.server._lengths import TokenText
-from fairstream.server._wire import ChunkFormat
+from fairstream.server._canned import canned_client, chat_events, response_events
 
 MODEL = "fairstream-ref"
 MSG = [{"role": "user", "content": "overhead"}]
+REPLAY_URL = "http://replay.invalid/v1"
 Runner = Callable[[int, int], Awaitable[int]]
-
-
-def _mock_client(module: Any) -> Any:
-    """An ``AsyncClient`` of ``module`` (httpx or httpx2) answering from the canned bytes."""
-    return canned_client(module)
 
 
 def _sdk_http_module() -> Any:
@@ -69,14 +63,14 @@ def runners(base_url: str, replay: bool) -> dict[str, tuple[Runner, Runner]]:
     sdk_http = _sdk_http_module()
 
     def oa() -> AsyncOpenAI:
-        extra = {"http_client": _mock_client(sdk_http)} if replay else {}
+        extra = {"http_client": canned_client(sdk_http)} if replay else {}
         return AsyncOpenAI(base_url=base_url, api_key="k", max_retries=0, **extra)
 
     raw_oa = oa()
     inst_oa = fairstream.instrument(oa(), recorder=rec)
 
     def lc() -> ChatOpenAI:
-        extra = {"http_async_client": _mock_client(sdk_http)} if replay else {}
+        extra = {"http_async_client": canned_client(sdk_http)} if replay else {}
         return ChatOpenAI(
             model=MODEL,
             base_url=base_url,
@@ -89,8 +83,8 @@ def runners(base_url: str, replay: bool) -> dict[str, tuple[Runner, Runner]]:
     raw_lc = lc()
     inst_lc = fairstream.instrument(lc(), recorder=rec)
     if replay:
-        http = _mock_client(httpx)
-        lean = StreamClient(base_url, recorder=rec, http=_mock_client(httpx))
+        http = canned_client(httpx)
+        lean = StreamClient(base_url, recorder=rec, http=canned_client(httpx))
     else:
         http = httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=1000))
         lean = StreamClient(base_url, recorder=rec, max_connections=1000)
@@ -305,19 +299,17 @@ class _FakeSdkStream:
 class _FakeCompletions:
     """Shaped like the SDK's ``chat.completions``: streams prebuilt chunks."""
 
-    def __init__(self, n: int) -> None:
-        self.chunks, self.frames = _sdk_chunks(n)
+    def __init__(self, chunks: list[Any], frames: list[bytes]) -> None:
+        self.chunks, self.frames = chunks, frames
 
     async def create(self, **kwargs: Any) -> _FakeSdkStream:
         return _FakeSdkStream(self.chunks, self.frames)
 
 
-def _fake_root(n: int) -> Any:
+def _fake_root(chunks: list[Any], frames: list[bytes]) -> Any:
     """A real ``AsyncOpenAI`` (fairstream instruments only those) whose ``chat.completions``
-    streams ``n`` prebuilt chunks; its copies (``with_options``) stream the same."""
-    from openai import AsyncOpenAI
-
-    completions = _FakeCompletions(n)
+    streams the prebuilt ``chunks``; its copies (``with_options``) stream the same."""
+    completions = _FakeCompletions(chunks, frames)
 
     class FakeRoot(AsyncOpenAI):
         @property
@@ -331,74 +323,58 @@ def _fake_root(n: int) -> Any:
     return FakeRoot(base_url="http://fake.invalid/v1", api_key="k")
 
 
-def _sdk_chunks(n: int) -> tuple[list[Any], list[bytes]]:
-    from openai.types.chat import ChatCompletionChunk
+async def _sdk_objects(kind: str, n: int) -> tuple[list[Any], list[bytes]]:
+    """One canned stream of ``n`` chunks as the SDK hands it out (its own objects, chat chunks
+    or Responses events), and the event bytes they came from, one a read."""
+    sdk = AsyncOpenAI(
+        base_url=REPLAY_URL, api_key="k", http_client=canned_client(_sdk_http_module())
+    )
+    stream: Any
+    if kind == "chat":
+        frames = [f async for f in chat_events(n)][:-1]  # ([DONE] makes no object)
+        stream = await sdk.chat.completions.create(
+            model=MODEL,
+            messages=MSG,  # type: ignore[arg-type]
+            max_tokens=n,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    else:
+        frames = [f async for f in response_events(n)]
+        stream = await sdk.responses.create(
+            model=MODEL, input="x", max_output_tokens=n, stream=True
+        )
+    objects = [o async for o in stream]
+    await sdk.close()
+    return objects, frames
 
-    fmt = ChunkFormat("chat", "chatcmpl-replay", 0, MODEL)
-    words = TokenText()
-    frames = [
-        fmt.role(),
-        *(fmt.content(words.json_word(0, i)) for i in range(n)),
-        fmt.finish("length"),
-        fmt.usage(4, n),
-    ]
-    chunks = [ChatCompletionChunk.model_validate(json.loads(f[6:])) for f in frames]
-    return chunks, frames
 
-
-async def _openai_alone(n: int, repeats: int) -> tuple[float, float]:
+async def _sdk_stream_alone(kind: str, n: int, repeats: int) -> tuple[float, float]:
+    """An SDK stream's prebuilt objects, raw and through fairstream's wrapper of that kind."""
     from fairstream._instrument._openai import InstrumentedStream
-
-    chunks, frames = _sdk_chunks(n)
-    rec = Recorder(keep=None)
-
-    async def raw() -> int:
-        seen = 0
-        async for chunk in _FakeSdkStream(chunks, frames):
-            if chunk.choices and chunk.choices[0].delta.content:
-                seen += 1
-        return seen
-
-    async def inst() -> int:
-        seen = 0
-        builder = rec.start(client="openai", model=MODEL)
-        builder.mark_sent()
-        async for chunk in InstrumentedStream(_FakeSdkStream(chunks, frames), builder):
-            if chunk.choices and chunk.choices[0].delta.content:
-                seen += 1
-        return seen
-
-    return await _alone(raw, inst, repeats)
-
-
-async def _responses_alone(n: int, repeats: int) -> tuple[float, float]:
     from fairstream._instrument._responses import InstrumentedResponseStream
 
-    frames = [f async for f in response_events(n)]
-    sdk = AsyncOpenAI(
-        base_url="http://replay.invalid/v1",
-        api_key="k",
-        http_client=_mock_client(_sdk_http_module()),
-    )
-    stream = await sdk.responses.create(model=MODEL, input="x", max_output_tokens=n, stream=True)
-    events = [event async for event in stream]  # the SDK's own objects, as it hands them out
-    await sdk.close()
+    objects, frames = await _sdk_objects(kind, n)
+    wrap = InstrumentedStream if kind == "chat" else InstrumentedResponseStream
     rec = Recorder(keep=None)
+
+    def content(o: Any) -> bool:
+        if kind == "chat":
+            return bool(o.choices and o.choices[0].delta.content)
+        return bool(o.type == "response.output_text.delta")
 
     async def raw() -> int:
         seen = 0
-        async for event in _FakeSdkStream(events, frames):
-            if event.type == "response.output_text.delta":
-                seen += 1
+        async for o in _FakeSdkStream(objects, frames):
+            seen += content(o)
         return seen
 
     async def inst() -> int:
         seen = 0
         builder = rec.start(client="openai", model=MODEL)
         builder.mark_sent()
-        async for event in InstrumentedResponseStream(_FakeSdkStream(events, frames), builder):
-            if event.type == "response.output_text.delta":
-                seen += 1
+        async for o in wrap(_FakeSdkStream(objects, frames), builder):
+            seen += content(o)
         return seen
 
     return await _alone(raw, inst, repeats)
@@ -406,9 +382,10 @@ async def _responses_alone(n: int, repeats: int) -> tuple[float, float]:
 
 async def _langchain_alone(n: int, repeats: int) -> tuple[float, float]:
     rec = Recorder(keep=None)
+    chunks, frames = await _sdk_objects("chat", n)
 
     def model() -> Any:
-        root = _fake_root(n)
+        root = _fake_root(chunks, frames)
         return ChatOpenAI(
             model=MODEL,
             api_key="k",  # type: ignore[arg-type]
@@ -475,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown families: {', '.join(sorted(unknown))}")
     lengths = (args.short, args.long)
     if args.source == "replay":
-        url = "http://replay.invalid/v1"
+        url = REPLAY_URL
         rows = asyncio.run(measure(url, families, lengths, args.streams, args.pairs, True))
     else:
         with ReferenceServer.in_subprocess(cfg) as handle:
@@ -556,9 +533,9 @@ async def _added_alone(families: list[str], n: int, pairs: int) -> dict[str, tup
     out: dict[str, tuple[float, float]] = {}
     repeats = max(3, min(40, pairs))  # (each repeat collects garbage first: 0.1 s a time)
     if "openai" in families:
-        out["openai"] = await _openai_alone(n, repeats)
+        out["openai"] = await _sdk_stream_alone("chat", n, repeats)
     if "responses" in families:
-        out["responses"] = await _responses_alone(n, repeats)
+        out["responses"] = await _sdk_stream_alone("responses", n, repeats)
     if "langchain" in families:
         out["langchain"] = await _langchain_alone(n, repeats)
     return out
