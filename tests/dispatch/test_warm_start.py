@@ -114,6 +114,7 @@ async def test_warm_auto_takes_the_batch_size_of_a_static_server(serve: ServerFa
     assert warm.kind == "static", warm.changes  # the prior's other clock did not confuse it
 
 
+@pytest.mark.alone  # a makespan ratio of two real-timed runs: not beside other load
 async def test_warm_auto_sends_a_bursts_long_half_once_its_short_batch_ends(
     serve: ServerFactory,
 ) -> None:
