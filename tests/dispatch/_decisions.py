@@ -60,7 +60,7 @@ class Recording(Policy):
 
     def _line(self, event: str, job: Job | None, now: float) -> None:
         a, s = self.auto, self.auto.situation
-        rid = job.payload.rid if job is not None else "-"
+        rid = (getattr(job.payload, "rid", None) or job.label or "?") if job is not None else "-"
         why = "; ".join(a.changes[self._changes :])
         self._changes = len(a.changes)
         self.lines.append(
@@ -123,6 +123,7 @@ def bands(sizes: list[tuple[int, int]]) -> list[SimRequest]:
 
 STATIC8 = ServerConfig(mode="static", batch_size=8, release="batch_end")
 STATIC16 = ServerConfig(mode="static", batch_size=16, release="batch_end")
+STATIC4 = ServerConfig(mode="static", batch_size=4, release="batch_end")
 STATIC4_STREAM = ServerConfig(mode="static", batch_size=4, release="stream")
 CONT16 = ServerConfig(mode="continuous", max_num_seqs=16)
 CONT8 = ServerConfig(mode="continuous", max_num_seqs=8)
@@ -145,6 +146,11 @@ SCENARIOS = [
     Scenario("static-B8 poisson", STATIC8.build_engine, lambda: poisson(40, 3.0, [8, 8, 8, 64], 2)),
     Scenario(
         "static-B16 one band of long answers", STATIC16.build_engine, lambda: bands([(40, 96)])
+    ),
+    Scenario(
+        "static-B4 a short band below the offer",
+        STATIC4.build_engine,
+        lambda: burst(12, [8, 64], 11),
     ),
     Scenario("static-B4 stream burst", STATIC4_STREAM.build_engine, lambda: burst(24, MIX, 3)),
     Scenario("continuous-16 burst", CONT16.build_engine, lambda: burst(48, MIX, 4)),

@@ -115,3 +115,31 @@ def test_slow_start_resumed_on_a_continuous_server_starts_from_the_peak() -> Non
     assert not auto.slow_start
     auto._move(REFILLED, "requests started while earlier ones still ran")
     assert auto.slow_start and auto.limit() <= auto.peak + 2
+
+
+def test_a_short_band_below_the_offer_goes_alone_until_its_first_start() -> None:
+    """Cold, 6 short and 6 long requests, slow start offering 8: only the 6 short go. Sent with
+    them, 2 long ones reached a static B=4 server's first batch in one run of four over real
+    HTTP (the order of 8 simultaneous sends is the network's) and held 3 short answers there
+    for a long one's whole run: short p50 0.80 s instead of 0.08 s."""
+    auto, queue = Auto(), FairQueue()
+    for n in [8, 64] * 6:
+        queue.push(Job(expected_tokens=n, enqueued=0.0))
+    wave = auto.admit(queue, 0, T0)
+    assert [j.expected_tokens for j in wave] == [8] * 6
+    for job in wave:
+        auto.on_send(job, T0)
+    assert auto.admit(queue, len(wave), T0 + STEP) == []  # no start yet: the long ones wait
+    _start(auto, wave[:4], T0 + 3 * STEP)
+    assert {j.expected_tokens for j in auto.admit(queue, len(wave), T0 + 3 * STEP)} <= {64}
+
+
+def test_a_failed_wave_does_not_hold_the_rest() -> None:
+    """A wave request that ends without a first token (an error) lets the others go."""
+    auto, queue = Auto(), FairQueue()
+    for n in [8, 64, 64]:
+        queue.push(Job(expected_tokens=n, enqueued=0.0))
+    (short,) = auto.admit(queue, 0, T0)
+    auto.on_send(short, T0)
+    auto.on_done(short, T0 + STEP, [])
+    assert [j.expected_tokens for j in auto.admit(queue, 0, T0 + STEP)] == [64, 64]

@@ -226,6 +226,8 @@ class Auto(Policy):
                 wave = s.wave.size(queue)
                 s.offer = max(s.offer, wave or 0)
             s.wave.sized = True
+        if s.wave.holding():  # a band below the offer: longer ones wait for the first start
+            return take_band(queue, self.limit() - in_flight, now, s.wave.band)
         if s.slow_start and (held := s.passed_over()) is not None:
             return take_band(queue, self.limit() - in_flight, now, held)
         plain = lambda: Policy.admit(self, queue, in_flight, now)  # noqa: E731
@@ -266,6 +268,7 @@ class Auto(Policy):
 
     def on_first_token(self, job: Job, now: float) -> None:
         s = self.situation
+        s.wave.release()
         self._refilled(now)
         self._waited_out(now)  # before this start ends its wait
         sent = s.waiting.pop(job.jid, None)
@@ -346,6 +349,7 @@ class Auto(Policy):
 
     def on_done(self, job: Job, now: float, traces: list[StreamTrace]) -> None:
         s = self.situation
+        s.wave.release()
         self._refilled(now, job.jid)
         s.waiting.pop(job.jid, None)
         s.ahead.pop(job.jid, None)
@@ -384,6 +388,7 @@ class Auto(Policy):
 
     def on_overload(self, now: float, retry_after: float | None) -> None:
         self.situation.overloads = min(self.situation.overloads + 1, 8)
+        self.situation.wave.release()
 
     def learn(self, traces: Iterable[StreamTrace]) -> None:
         """Start from traffic already seen (an instrumented app's traces, a probe's, an earlier

@@ -35,6 +35,9 @@ class FirstWave:
         self.cap, self.gather = cap, gather
         self.sized = False
         self.until = -math.inf  # the gathering ends then
+        # until the first start (or end): the wave's longest length, when longer ones follow;
+        # only its band goes meanwhile (-inf: no hold)
+        self.band = -math.inf
 
     def gathering(self, queue: FairQueue, now: float) -> bool:
         """Is the burst still arriving (a request within ``gather``, the first one within
@@ -50,9 +53,19 @@ class FirstWave:
         the burst is one band of long answers; else None."""
         lengths = sorted(_length(j) for j in queue)
         band = band_size(lengths)
+        if band < len(lengths):
+            self.band = lengths[band - 1]
         if band < len(lengths) or LONG < lengths[0] < math.inf:
             return min(band, self.cap)
         return None
+
+    def holding(self) -> bool:
+        """Does only the wave's band go (cold, before the first start)?"""
+        return self.band > -math.inf
+
+    def release(self) -> None:
+        """A request started or ended: slow start decides what goes from now on."""
+        self.band = -math.inf
 
     def wakeup(self, now: float) -> float | None:
         """When the gathering ends, while it has not."""
