@@ -49,8 +49,9 @@ class FirstWave:
         return now < self.until
 
     def size(self, queue: FairQueue) -> int | None:
-        """The wave: the shortest band, at most the cap, when longer requests follow, or when
-        the burst is one band of long answers; else None."""
+        """The wave: the shortest band, at most the cap, when longer requests follow (they are
+        then held until the first start: :meth:`holding`), or when the burst is one band of long
+        answers; else None."""
         lengths = sorted(_length(j) for j in queue)
         band = band_size(lengths)
         if band < len(lengths):
